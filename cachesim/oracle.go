@@ -1,0 +1,196 @@
+package cachesim
+
+import "time"
+
+// Oracle returns, for each request of a session (in order, with
+// non-decreasing At), the cheapest token split any layout could achieve under
+// p's prices: the theoretical lower bound of DESIGN.md, computed per block
+// content independently of where blocks sit or where breakpoints go.
+//
+// Per content Key, look at the requests that contain it, in time order:
+//
+//   - an occurrence whose previous occurrence lies within the TTL is charged
+//     as CacheRead (DESIGN.md: "already sent earlier in the same session
+//     within the TTL");
+//   - an occurrence that starts such a chain (the next occurrence is within
+//     the TTL) is charged as a cache write at the TTL's write price;
+//   - any other occurrence is charged at the base input price (Input).
+//
+// With one TTL (p.TTL(), 5 minutes on Anthropic) this is exactly DESIGN.md's
+// rule. When p offers a 1-hour write (CacheWrite1h > 0), each key's chains are
+// chosen by dynamic programming over both TTLs, so the oracle is also a lower
+// bound for layouts with 1 h breakpoints. Where writes are free
+// (CacheWrite5m == Input: OpenAI, Gemini, DeepSeek) chain starts are reported
+// as Input. Several copies of one key in the same request share the class of
+// that occurrence. Minimum lengths, granularity, breakpoint limits and
+// lookback are ignored: each only removes hits, so ignoring them keeps the
+// bound valid.
+func Oracle(p Price, session []Request) []Result {
+	out := make([]Result, len(session))
+	type occ struct {
+		req int
+		w   int64 // tokens of all copies of the key in this request
+	}
+	occs := map[Key][]occ{}
+	var order []Key // first-seen order, for determinism
+	for i, r := range session {
+		out[i] = Result{Output: r.Output, Requests: 1}
+		for _, b := range r.Blocks {
+			if b.Tokens <= 0 {
+				continue
+			}
+			out[i].Prompt += b.Tokens
+			list := occs[b.Key]
+			if len(list) == 0 {
+				order = append(order, b.Key)
+			}
+			if n := len(list); n > 0 && list[n-1].req == i {
+				list[n-1].w += b.Tokens
+			} else {
+				list = append(list, occ{req: i, w: b.Tokens})
+			}
+			occs[b.Key] = list
+		}
+	}
+	opts := []ttlOption{{ttl: p.TTL(), write: p.CacheWrite5m, long: false}}
+	if p.CacheWrite1h > 0 {
+		opts = append(opts, ttlOption{ttl: TTL1h, write: p.CacheWrite1h, long: true})
+	}
+	freeWrites := p.CacheWrite5m <= p.Input
+	var times []time.Time
+	var ws []int64
+	var cls []class
+	for _, k := range order {
+		list := occs[k]
+		times, ws = times[:0], ws[:0]
+		for _, o := range list {
+			times = append(times, session[o.req].At)
+			ws = append(ws, o.w)
+		}
+		cls = schedule(times, ws, p.Input, p.CacheRead, opts, cls)
+		for n, o := range list {
+			r := &out[o.req]
+			switch cls[n] {
+			case classRead:
+				r.CacheRead += o.w
+			case classWrite5m:
+				if freeWrites {
+					r.Input += o.w
+				} else {
+					r.CacheWrite5m += o.w
+				}
+			case classWrite1h:
+				r.CacheWrite1h += o.w
+			default:
+				r.Input += o.w
+			}
+		}
+	}
+	for i := range out {
+		out[i].CacheWrite = out[i].CacheWrite5m + out[i].CacheWrite1h
+	}
+	return out
+}
+
+// Sum returns the field-wise sum of results.
+func Sum(results []Result) Result {
+	var s Result
+	for _, r := range results {
+		s = s.Add(r)
+	}
+	return s
+}
+
+type class uint8
+
+const (
+	classBase class = iota
+	classRead
+	classWrite5m
+	classWrite1h
+)
+
+type ttlOption struct {
+	ttl   time.Duration
+	write float64 // USD/MTok
+	long  bool
+}
+
+// schedule returns the cheapest class of each occurrence of one key, given
+// the occurrence times (non-decreasing) and weights (tokens). A chain j..i
+// (all consecutive gaps ≤ ttl, i > j) costs w_j·write + read·Σ_{j<l≤i} w_l; an
+// occurrence outside any chain costs w·base. f[i] = min(f[i−1] + w_i·base,
+// min_j f[j−1] + w_j·write − read·W_j + read·W_i) over the chain starts j the
+// gaps allow, found with a sliding-window minimum (a monotone deque), so the
+// whole schedule is O(k) per TTL option.
+func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOption, cls []class) []class {
+	k := len(times)
+	cls = append(cls[:0], make([]class, k)...)
+	if k == 0 {
+		return cls
+	}
+	f := make([]float64, k+1)  // f[i]: best cost of occurrences 1..i (1-based)
+	W := make([]float64, k+1)  // prefix sums of weights
+	how := make([]int, k+1)    // -1: base; else chain start j (1-based)
+	howOpt := make([]int, k+1) // option index of the chain
+	for i := 1; i <= k; i++ {
+		W[i] = W[i-1] + float64(ws[i-1])
+	}
+	type dq struct {
+		idx []int // candidate chain starts, g increasing
+		lo  int   // smallest valid start for the current i
+	}
+	qs := make([]dq, len(opts))
+	for o := range qs {
+		qs[o].lo = 1
+	}
+	g := func(o, j int) float64 { return f[j-1] + float64(ws[j-1])*opts[o].write - read*W[j] }
+	for i := 1; i <= k; i++ {
+		f[i] = f[i-1] + float64(ws[i-1])*base
+		how[i], howOpt[i] = -1, -1
+		for o := range opts {
+			q := &qs[o]
+			if i > 1 && times[i-1].Sub(times[i-2]) > opts[o].ttl {
+				q.lo = i
+				q.idx = q.idx[:0]
+			}
+			if i > 1 && q.lo <= i-1 {
+				// j = i−1 becomes a candidate start (f[i−2] is final).
+				j := i - 1
+				gj := g(o, j)
+				for len(q.idx) > 0 && g(o, q.idx[len(q.idx)-1]) >= gj {
+					q.idx = q.idx[:len(q.idx)-1]
+				}
+				q.idx = append(q.idx, j)
+			}
+			for len(q.idx) > 0 && q.idx[0] < q.lo {
+				q.idx = q.idx[1:]
+			}
+			if len(q.idx) == 0 {
+				continue
+			}
+			j := q.idx[0]
+			if c := g(o, j) + read*W[i]; c < f[i] {
+				f[i], how[i], howOpt[i] = c, j, o
+			}
+		}
+	}
+	for i := k; i >= 1; {
+		if how[i] < 0 {
+			cls[i-1] = classBase
+			i--
+			continue
+		}
+		j := how[i]
+		if opts[howOpt[i]].long {
+			cls[j-1] = classWrite1h
+		} else {
+			cls[j-1] = classWrite5m
+		}
+		for l := j + 1; l <= i; l++ {
+			cls[l-1] = classRead
+		}
+		i = j - 1
+	}
+	return cls
+}

@@ -1,0 +1,67 @@
+// Command strata is a turn engine for LLM agents: it lays out each request
+// explicitly, runs the agent loop around it, and shows what it sends.
+//
+// Exit codes: 0 ok, 1 runtime failure (provider error, tool loop limit), 2
+// usage or configuration error (the message names the flag, file or variable).
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+
+	"github.com/spf13/cobra"
+
+	_ "github.com/strata-agent/strata/prompt/flat" // register layouts
+	_ "github.com/strata-agent/strata/prompt/kiro"
+	_ "github.com/strata-agent/strata/prompt/panels"
+	_ "github.com/strata-agent/strata/prompt/tiered"
+)
+
+// usageError marks errors that exit with status 2.
+type usageError struct{ err error }
+
+func (u usageError) Error() string { return u.err.Error() }
+func (u usageError) Unwrap() error { return u.err }
+
+func usagef(format string, args ...any) error {
+	return usageError{fmt.Errorf(format, args...)}
+}
+
+func main() {
+	os.Exit(execute(os.Args[1:]))
+}
+
+// execute runs the CLI with args and returns the exit code.
+func execute(args []string) int {
+	root := newRoot()
+	root.SetArgs(args)
+	err := root.Execute()
+	if err == nil {
+		return 0
+	}
+	fmt.Fprintln(os.Stderr, "strata:", err)
+	var u usageError
+	if errors.As(err, &u) {
+		return 2
+	}
+	return 1
+}
+
+func newRoot() *cobra.Command {
+	root := &cobra.Command{
+		Use:   "strata",
+		Short: "A turn engine for LLM agents: explicit request layouts, an agent loop, and their cost",
+		Long: `strata assembles every model request from explicit layers (system text, tools,
+context, history), runs the agent loop around it, and shows exactly what it sends.
+
+Without an API key, 'strata run' plays a recorded demo session offline.`,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
+		return usageError{fmt.Errorf("%w (see 'strata %s --help')", err, c.Name())}
+	})
+	root.AddCommand(newRunCmd(), newRenderCmd())
+	return root
+}

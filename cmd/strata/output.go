@@ -1,0 +1,109 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"sync"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// printer renders loop events: streamed text with tool calls and results in
+// text mode, one JSON object per line in json mode.
+type printer struct {
+	mu       sync.Mutex
+	w        io.Writer
+	json     bool
+	enc      *json.Encoder
+	lastText bool // the last thing printed was streamed text
+}
+
+func newPrinter(w io.Writer, format string) *printer {
+	p := &printer{w: w, json: format == "json"}
+	p.enc = json.NewEncoder(w)
+	p.enc.SetEscapeHTML(false)
+	return p
+}
+
+func (p *printer) observe(e event.Event) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.json {
+		_ = p.enc.Encode(e)
+		return
+	}
+	switch e.Kind {
+	case event.MessageUpdate:
+		if e.Delta.Type == llm.DeltaText {
+			fmt.Fprint(p.w, e.Delta.Text)
+			p.lastText = true
+		}
+	case event.ToolExecutionStart:
+		p.newline()
+		fmt.Fprintf(p.w, "⏺ %s %s\n", e.ToolCall.Name, compact(e.ToolCall.Input))
+	case event.ToolExecutionEnd:
+		fmt.Fprintln(p.w, indentResult(e.ToolResult, 12))
+	case event.AgentStopped:
+		p.newline()
+		fmt.Fprintln(p.w, e.Text)
+	case event.ProviderError:
+		p.newline()
+	}
+}
+
+func (p *printer) newline() {
+	if p.lastText {
+		fmt.Fprintln(p.w)
+		p.lastText = false
+	}
+}
+
+// finish ends the output with a newline after streamed text.
+func (p *printer) finish() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if !p.json {
+		p.newline()
+	}
+}
+
+func compact(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	return string(b)
+}
+
+// indentResult shows a tool result's text, at most maxLines lines, prefixed
+// with "  ⎿ ".
+func indentResult(b *llm.Block, maxLines int) string {
+	var sb strings.Builder
+	for _, c := range b.Content {
+		switch c.Type {
+		case llm.BlockText:
+			sb.WriteString(c.Text)
+		case llm.BlockImage:
+			fmt.Fprintf(&sb, "[image %s]", c.MediaType)
+		}
+	}
+	lines := strings.Split(strings.TrimRight(sb.String(), "\n"), "\n")
+	more := 0
+	if len(lines) > maxLines {
+		more = len(lines) - maxLines
+		lines = lines[:maxLines]
+	}
+	prefix := "  ⎿ "
+	if b.IsError {
+		prefix = "  ⎿ error: "
+	}
+	out := prefix + strings.Join(lines, "\n    ")
+	if more > 0 {
+		out += fmt.Sprintf("\n    … %d more line(s)", more)
+	}
+	return out
+}

@@ -1,0 +1,123 @@
+package config
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+)
+
+// Skill is an Agent Skill: a SKILL.md whose YAML front matter has name and
+// description (agentskills.io; ../shared/data/skills). kiro places only the
+// metadata in requests, as a hint (see SkillHint); the model reads the file
+// when it needs it (seed 000, "Skills: Metadata Pre-Injection").
+type Skill struct {
+	// Name is the front matter's name, or the skill directory's name when
+	// the front matter has none.
+	Name string
+	// Description is the front matter's description, unchanged (it may span
+	// lines).
+	Description string
+	// Path is the path the hint shows: relative to the project root when the
+	// file lies inside it (Resolve), else as given / absolute.
+	Path string
+	// AbsPath is the file's absolute path.
+	AbsPath string
+	// Meta is the whole front matter (license, allowed-tools, …).
+	Meta map[string]any
+	// Body is the Markdown after the front matter.
+	Body string
+}
+
+// SkillHintHeader introduces the skill hints in kiro's context message (seed
+// 000, consts.rs:41).
+const SkillHintHeader = "The following file entries contain: name, filepath, and description. " +
+	"You SHOULD decide when to read the full file using the filepath based on its description:"
+
+// SkillHint formats a skill as kiro's format_skill_hint does (seed 000):
+// "{name}: {description} (file: {path})".
+func SkillHint(s Skill) string {
+	return fmt.Sprintf("%s: %s (file: %s)", s.Name, s.Description, s.Path)
+}
+
+// LoadSkill reads a SKILL.md. The file must start with YAML front matter
+// ("---" lines); an unreadable file, a missing or malformed front matter is
+// an error naming the file. A missing name falls back to the directory name;
+// a missing description is left empty (Resolve warns).
+func LoadSkill(path string) (*Skill, error) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil, fmt.Errorf("skill %s: %w", path, err)
+	}
+	raw, err := os.ReadFile(abs)
+	if err != nil {
+		return nil, fmt.Errorf("skill: %w", err)
+	}
+	fm, body, ok := splitFrontMatter(raw)
+	if !ok {
+		return nil, fmt.Errorf("skill %s: no YAML front matter (want a first line \"---\" and name, description)", abs)
+	}
+	meta, err := parseFrontMatter(fm)
+	if err != nil {
+		return nil, fmt.Errorf("skill %s: front matter: %w", abs, err)
+	}
+	s := &Skill{Path: path, AbsPath: abs, Meta: meta, Body: body}
+	s.Name = strings.TrimSpace(stringOf(meta["name"]))
+	s.Description = strings.TrimSpace(stringOf(meta["description"]))
+	if s.Name == "" {
+		s.Name = filepath.Base(filepath.Dir(abs))
+	}
+	return s, nil
+}
+
+// splitFrontMatter splits "---\nYAML\n---\nBODY". ok is false without front
+// matter. A UTF-8 BOM and CRLF line ends are accepted.
+func splitFrontMatter(raw []byte) (fm []byte, body string, ok bool) {
+	raw = bytes.TrimPrefix(raw, []byte("\ufeff"))
+	text := strings.ReplaceAll(string(raw), "\r\n", "\n")
+	lines := strings.SplitAfter(text, "\n")
+	if len(lines) == 0 || strings.TrimRight(lines[0], " \t\n") != "---" {
+		return nil, text, false
+	}
+	for i := 1; i < len(lines); i++ {
+		if strings.TrimRight(lines[i], " \t\n") == "---" {
+			return []byte(strings.Join(lines[1:i], "")), strings.Join(lines[i+1:], ""), true
+		}
+	}
+	return nil, text, false
+}
+
+// parseFrontMatter decodes YAML front matter into a map; empty is an empty map.
+func parseFrontMatter(fm []byte) (meta map[string]any, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			err = fmt.Errorf("YAML: %v", r)
+		}
+	}()
+	meta = map[string]any{}
+	if len(bytes.TrimSpace(fm)) == 0 {
+		return meta, nil
+	}
+	if err := yaml.Unmarshal(fm, &meta); err != nil {
+		return nil, err
+	}
+	if meta == nil {
+		meta = map[string]any{}
+	}
+	return meta, nil
+}
+
+// stringOf renders a scalar front-matter value as text ("" for nil).
+func stringOf(v any) string {
+	switch x := v.(type) {
+	case nil:
+		return ""
+	case string:
+		return x
+	default:
+		return fmt.Sprint(x)
+	}
+}

@@ -1,0 +1,87 @@
+// Package event defines the typed events the agent loop emits and a bus that
+// fans them out to observers.
+//
+// Events are observations, never authority (seed 001, "Event Bus §
+// non-authoritative rule"): nothing an observer does can change the loop. The
+// order of one turn's events is strict (seed 003, "Per-Turn Event Ordering"):
+//
+//	TurnStart → MessageStart/End for input messages → MessageStart →
+//	MessageUpdate* → MessageEnd → (ToolExecutionStart → ToolExecutionUpdate* →
+//	ToolExecutionEnd)* → TurnEnd
+//
+// Provider*, ToolCallApproved/Denied and Progress events interleave at the
+// points where they happen; SessionTurnStart/End bracket one user turn.
+package event
+
+import (
+	"time"
+
+	"github.com/strata-agent/strata/llm"
+)
+
+// Kind names an event type. The JSON Lines output of `strata run --format
+// json` carries it as "kind".
+type Kind string
+
+// Event kinds.
+const (
+	SessionTurnStart    Kind = "session_turn_start"    // a user turn begins (seed 001 RECEIVE_INPUT)
+	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (seed 001 RENDER)
+	TurnStart           Kind = "turn_start"            // one model call-and-response cycle begins (seed 003)
+	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage
+	MessageStart        Kind = "message_start"         // an input or assistant message begins
+	MessageUpdate       Kind = "message_update"        // a stream delta of the assistant message
+	MessageEnd          Kind = "message_end"           // the message is complete; carries it
+	ToolExecutionStart  Kind = "tool_execution_start"  // a tool call is about to run
+	ToolExecutionUpdate Kind = "tool_execution_update" // partial output / progress of a running tool
+	ToolExecutionEnd    Kind = "tool_execution_end"    // the tool call finished; carries the tool_result
+	ToolCallApproved    Kind = "tool_call_approved"    // the authority stack allowed a call
+	ToolCallDenied      Kind = "tool_call_denied"      // the authority stack refused a call; Text is the reason
+	ProviderRequest     Kind = "provider_request"      // a request was sent to the provider
+	ProviderResponse    Kind = "provider_response"     // the provider's response completed
+	ProviderError       Kind = "provider_error"        // the provider call failed; Error is the message
+	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text says which (terminal)
+	Progress            Kind = "progress"              // a plain-text status line
+)
+
+// TurnID identifies one turn: the loop it belongs to and its zero-based index
+// in that loop (seed 003 TurnId).
+type TurnID struct {
+	LoopID string `json:"loop_id"`
+	Index  int    `json:"turn_index"`
+}
+
+// Trigger says what caused a turn (seed 003 TurnTrigger).
+type Trigger string
+
+// Turn triggers.
+const (
+	TriggerUser         Trigger = "user"         // first turn after a user message
+	TriggerSubAgent     Trigger = "sub_agent"    // first turn of a loop started by a parent agent
+	TriggerContinuation Trigger = "continuation" // tool round-trip or steering message
+	TriggerBranch       Trigger = "branch"       // first turn of a branched loop
+)
+
+// Event is one observation. Which fields are set depends on Kind; unset fields
+// are omitted from JSON.
+type Event struct {
+	Kind          Kind      `json:"kind"`
+	Seq           int64     `json:"seq"`            // 1-based order of emission on its bus
+	Time          time.Time `json:"time"`           // wall clock at emission
+	CorrelationID string    `json:"correlation_id"` // ties every event of one user turn together (seed 001)
+	Turn          *TurnID   `json:"turn,omitempty"`
+	Trigger       Trigger   `json:"trigger,omitempty"`
+
+	Message    *llm.Message   `json:"message,omitempty"`     // MessageStart (role only) / MessageEnd
+	Delta      *llm.Delta     `json:"delta,omitempty"`       // MessageUpdate
+	ToolCall   *llm.Block     `json:"tool_call,omitempty"`   // tool_use block: ToolExecution*, ToolCall*
+	ToolResult *llm.Block     `json:"tool_result,omitempty"` // ToolExecutionEnd
+	Usage      *llm.Usage     `json:"usage,omitempty"`       // TurnEnd, ProviderResponse, SessionTurnEnd (sum)
+	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
+	Provider   string         `json:"provider,omitempty"`    // Provider*
+	Model      string         `json:"model,omitempty"`       // Provider*
+	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, AgentStopped
+	Error      string         `json:"error,omitempty"`       // ProviderError, AgentStopped
+	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
+	ChildLoopID string `json:"child_loop_id,omitempty"`
+}

@@ -1,0 +1,105 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+)
+
+// DeltaType names the kind of a stream delta (seed 003 StreamDelta).
+type DeltaType string
+
+// Stream delta kinds.
+const (
+	DeltaText     DeltaType = "text"      // a fragment of assistant text
+	DeltaThinking DeltaType = "thinking"  // a fragment of reasoning/thinking text
+	DeltaToolCall DeltaType = "tool_call" // a fragment of a tool call's JSON arguments
+)
+
+// Delta is one incremental piece of a streamed response.
+//
+// Index is the position of the content block the fragment belongs to in the
+// final Response.Message.Content, so a consumer can group fragments. For
+// DeltaToolCall, ID and Name are set on every fragment of the call and Text
+// holds a fragment of the JSON arguments: the concatenation of a call's
+// fragments is its complete arguments document (parse it after the stream
+// ends, never before).
+type Delta struct {
+	Type  DeltaType `json:"type"`
+	Index int       `json:"index"`
+	Text  string    `json:"text,omitempty"`
+	ID    string    `json:"id,omitempty"`
+	Name  string    `json:"name,omitempty"`
+}
+
+// Provider sends one request to a model and streams the answer.
+//
+// Stream validates req, sends it, calls onDelta for each fragment as it
+// arrives (in order, from the calling goroutine; onDelta must not retain the
+// Delta's memory past the call and may be nil), and returns the complete
+// assistant message with its stop reason and usage once the provider signals
+// the end of the response.
+//
+// Stream never returns a partial response as success: a stream that ends
+// before the provider's final event returns an error wrapping
+// ErrStreamTruncated; an HTTP or in-stream provider error returns an
+// *APIError; a cancelled ctx returns ctx.Err() (possibly wrapped). On error
+// the deltas already delivered must be discarded by the caller.
+//
+// Implementations are safe for concurrent use; they do not retry (the SDK's
+// own retry policy, if enabled, applies before any byte is streamed).
+type Provider interface {
+	// Name is the provider id used on the command line
+	// ("anthropic", "openai-chat", "openai-responses", …).
+	Name() string
+	Stream(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error)
+}
+
+// ErrStreamTruncated reports a response stream that ended before the
+// provider's terminal event (Anthropic message_stop, OpenAI [DONE] /
+// finish_reason, Responses response.completed).
+var ErrStreamTruncated = errors.New("llm: response stream ended before the final event")
+
+// APIError is an error reported by a provider: an HTTP status ≥ 400, or an
+// error event inside a 200 stream (StatusCode is then 0 unless the event names
+// one).
+type APIError struct {
+	Provider   string        // provider id, e.g. "anthropic"
+	StatusCode int           // HTTP status, 0 for an in-stream error without one
+	Type       string        // provider error type, e.g. "rate_limit_error", "invalid_request_error", "insufficient_quota"
+	Code       string        // provider error code where one is sent (OpenAI "code")
+	Message    string        // provider's human-readable message
+	RequestID  string        // request-id / x-request-id header
+	RetryAfter time.Duration // from retry-after / retry-after-ms headers; 0 when absent
+}
+
+// Error returns "provider: HTTP status type: message (request id …)".
+func (e *APIError) Error() string {
+	s := e.Provider + ":"
+	if e.StatusCode != 0 {
+		s += fmt.Sprintf(" HTTP %d", e.StatusCode)
+	}
+	if e.Type != "" {
+		s += " " + e.Type
+	}
+	if e.Code != "" && e.Code != e.Type {
+		s += " (" + e.Code + ")"
+	}
+	if e.Message != "" {
+		s += ": " + e.Message
+	}
+	if e.RequestID != "" {
+		s += " (request id " + e.RequestID + ")"
+	}
+	if e.RetryAfter > 0 {
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+	}
+	return s
+}
+
+// Retryable reports whether the status is one a client may retry after
+// waiting: 408, 409, 429 and 5xx (Anthropic 529 overloaded included).
+func (e *APIError) Retryable() bool {
+	return e.StatusCode == 408 || e.StatusCode == 409 || e.StatusCode == 429 || e.StatusCode >= 500
+}

@@ -1,0 +1,181 @@
+// Package replay serves recorded provider responses from an HTTP server on
+// 127.0.0.1, so the real provider SDKs can be driven without a network: it is
+// the test harness for every provider package and the offline default of the
+// CLI.
+//
+// A Server answers each incoming request with the next Response of its script,
+// in order, and records the request it got. Responses stream their body in
+// event-sized writes with a flush after each, as a real SSE server does, and
+// can inject faults (a cut stream, a reset connection).
+package replay
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+)
+
+// Response is one recorded HTTP response.
+type Response struct {
+	Status int         // HTTP status; 0 means 200
+	Header http.Header // response headers; Content-Type is guessed from Body when absent
+	Body   []byte      // the body exactly as sent (raw SSE or JSON)
+	// CutAfter, when > 0, sends only the first CutAfter bytes of Body and then
+	// aborts the connection, as a dropped stream does.
+	CutAfter int
+	// Delay is slept before each event-sized write (for cancellation tests).
+	Delay time.Duration
+	// Source names where the response came from (file path), for messages.
+	Source string
+}
+
+// Request is a request the server received.
+type Request struct {
+	Method string
+	Path   string // URL path with query, e.g. "/v1/messages?beta=true"
+	Header http.Header
+	Body   []byte
+}
+
+// Server is a loopback HTTP server that plays a script of responses.
+// It is safe for concurrent use; requests are answered in arrival order.
+type Server struct {
+	srv      *http.Server
+	ln       net.Listener
+	mu       sync.Mutex
+	script   []Response
+	next     int
+	received []Request
+}
+
+// NewServer starts a server on 127.0.0.1 on a random free port that answers
+// the n-th request with script[n]. Once the script is exhausted it answers 500
+// with a JSON error naming how many responses it had. Close it when done.
+func NewServer(script ...Response) (*Server, error) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return nil, fmt.Errorf("replay: listen on 127.0.0.1: %w", err)
+	}
+	s := &Server{ln: ln, script: script}
+	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
+	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	return s, nil
+}
+
+// URL returns the base URL, e.g. "http://127.0.0.1:43127".
+func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
+
+// Close stops the server and closes open connections.
+func (s *Server) Close() error { return s.srv.Close() }
+
+// Received returns a copy of the requests received so far, in order.
+func (s *Server) Received() []Request {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Request(nil), s.received...)
+}
+
+// Remaining returns how many scripted responses have not been served.
+func (s *Server) Remaining() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return len(s.script) - s.next
+}
+
+// ServeHTTP records r and writes the next scripted response.
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	body, _ := io.ReadAll(r.Body)
+	s.mu.Lock()
+	s.received = append(s.received, Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body})
+	if s.next >= len(s.script) {
+		n := len(s.script)
+		s.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		w.WriteHeader(http.StatusInternalServerError)
+		fmt.Fprintf(w, `{"type":"error","error":{"type":"replay_exhausted","message":"replay server has no response left: all %d scripted responses were served"}}`, n)
+		return
+	}
+	resp := s.script[s.next]
+	s.next++
+	s.mu.Unlock()
+	writeResponse(w, resp)
+}
+
+func writeResponse(w http.ResponseWriter, resp Response) {
+	h := w.Header()
+	for k, vs := range resp.Header {
+		for _, v := range vs {
+			h.Add(k, v)
+		}
+	}
+	// The body is sent as recorded; never let a recorded length or encoding
+	// header contradict it.
+	h.Del("Content-Length")
+	h.Del("Content-Encoding")
+	h.Del("Transfer-Encoding")
+	if h.Get("Content-Type") == "" {
+		h.Set("Content-Type", SniffContentType(resp.Body))
+	}
+	status := resp.Status
+	if status == 0 {
+		status = http.StatusOK
+	}
+	body := resp.Body
+	cut := resp.CutAfter > 0 && resp.CutAfter < len(body)
+	if cut {
+		body = body[:resp.CutAfter]
+	} else if !isEventStream(h.Get("Content-Type")) {
+		h.Set("Content-Length", strconv.Itoa(len(body)))
+	}
+	w.WriteHeader(status)
+	fl, _ := w.(http.Flusher)
+	for len(body) > 0 {
+		n := eventEnd(body)
+		if resp.Delay > 0 {
+			time.Sleep(resp.Delay)
+		}
+		if _, err := w.Write(body[:n]); err != nil {
+			return
+		}
+		if fl != nil {
+			fl.Flush()
+		}
+		body = body[n:]
+	}
+	if cut {
+		// Abort the connection without a clean end of the chunked body.
+		panic(http.ErrAbortHandler)
+	}
+}
+
+// eventEnd returns the length of the first SSE event in b (through its blank
+// line), or len(b) when b holds no blank line.
+func eventEnd(b []byte) int {
+	if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
+		return i + 2
+	}
+	if i := bytes.Index(b, []byte("\r\n\r\n")); i >= 0 {
+		return i + 4
+	}
+	return len(b)
+}
+
+func isEventStream(ct string) bool { return len(ct) >= 17 && ct[:17] == "text/event-stream" }
+
+// SniffContentType returns "text/event-stream" for bodies that look like SSE
+// (start with "event:", "data:", "id:" or ":") and "application/json"
+// otherwise.
+func SniffContentType(body []byte) string {
+	t := bytes.TrimLeft(body, " \t\r\n")
+	for _, p := range []string{"event:", "data:", "id:", ":"} {
+		if bytes.HasPrefix(t, []byte(p)) {
+			return "text/event-stream; charset=utf-8"
+		}
+	}
+	return "application/json"
+}

@@ -1,0 +1,203 @@
+// Package prompt turns what an agent knows for one turn (prompt.Context) into
+// the request a provider sends (llm.Request), through a Layout. A layout
+// decides the order of system text, context, tools and history, and where the
+// cache breakpoints sit; it also returns a Breakdown that explains what it
+// built, span by span, for `strata render --explain`.
+//
+// Layout profiles live in subpackages: prompt/flat (the naive baseline), and
+// the seed-derived profiles.
+package prompt
+
+import (
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/strata-agent/strata/llm"
+)
+
+// Context is everything a layout may place in one request. The loop fills it
+// every turn; layouts must not modify it.
+type Context struct {
+	Model     string         // model id sent to the provider
+	MaxTokens int64          // output cap in tokens; 0 = provider default
+	System    string         // the agent's system instructions ("" = none)
+	Tools     []llm.ToolSpec // tool specs available this turn, in registry order
+	// History is the conversation so far, oldest first, ending with the
+	// message that prompts this turn (a user message or tool results).
+	History []llm.Message
+
+	// Summary is the latest conversation summary from compaction ("" = none).
+	Summary string
+	// Knowledge is the knowledge-base listing (indexed contexts) ("" = none).
+	Knowledge string
+	// Task is the active task / spec context ("" = none).
+	Task string
+	// HookOutputs are the outputs of the agent's context hooks (kiro
+	// agentSpawn and userPromptSubmit), in the order the hooks ran.
+	HookOutputs []string
+	// Files are context files (agent file:// resources, steering files,
+	// working files), in the order the agent config lists them.
+	Files []File
+	// Skills are the skill:// resources: metadata only, the model reads the
+	// full SKILL.md on demand.
+	Skills []Skill
+
+	// FileTree is the project's file list, one path per line ("" = none).
+	FileTree string
+	// Reminder is appended to the current prompt, closest to where the
+	// model generates (seed 004 "System Reminder"; "" = none).
+	Reminder string
+
+	// API is the wire family the request is for: "anthropic",
+	// "openai-chat", "openai-responses" ("" = anthropic). Seed layouts
+	// differ per family (seed 002: seed re-injection on Anthropic only).
+	API string
+	// Now is the request time in Unix milliseconds, for layouts that print
+	// timestamps (panels). The loop sets it; 0 renders as unknown. Passing it
+	// in keeps Assemble deterministic.
+	Now int64
+}
+
+// File is a context file.
+type File struct {
+	Path    string // as shown to the model (relative to the project root where possible)
+	Content string
+	// Refreshed is when the content last changed (Unix ms); layouts that order
+	// context by stability use it. 0 = unknown.
+	Refreshed int64
+}
+
+// Skill is the metadata of an Agent Skill (SKILL.md front matter).
+type Skill struct {
+	Name        string
+	Description string
+	Path        string // path of the SKILL.md file
+}
+
+// Layout assembles a request from a context.
+//
+// Assemble must be deterministic: the same sequence of Contexts gives
+// byte-identical requests (no map iteration order, no clock reads; stateful
+// layouts depend only on the contexts they were given before). It returns an
+// error naming the offending input when the context cannot be laid out (e.g.
+// a history that does not alternate roles). A stateful layout is not safe
+// for concurrent use: one instance serves one session.
+type Layout interface {
+	Name() string
+	Assemble(c *Context) (*llm.Request, *Breakdown, error)
+}
+
+// Span is one named part of an assembled request, in prompt order (tools →
+// system → messages): a layer, tier, panel or history range.
+type Span struct {
+	Name string `json:"name"` // e.g. "tools", "system", "history"
+	Role string `json:"role"` // "tools", "system", "user", "assistant" or "mixed"
+	// First and Last are the message indexes the span covers (-1 for tools and
+	// system spans).
+	First   int    `json:"first_message"`
+	Last    int    `json:"last_message"`
+	Tokens  int    `json:"tokens"`         // token count of the span (Breakdown.Counter says how counted)
+	Preview string `json:"preview"`        // the first characters of the span's text
+	Break   bool   `json:"breakpoint"`     // a cache breakpoint closes this span
+	Note    string `json:"note,omitempty"` // anything a reader should know (e.g. "empty, omitted")
+}
+
+// Breakdown explains an assembled request.
+type Breakdown struct {
+	Layout      string `json:"layout"`
+	Spans       []Span `json:"layers"`
+	TotalTokens int    `json:"total_tokens"`
+	Breakpoints int    `json:"breakpoints"`
+	Counter     string `json:"counter"` // how tokens were counted, e.g. "estimate (4 bytes/token)"
+}
+
+var layouts = map[string]func() Layout{}
+
+// Register makes a layout selectable by name. newLayout returns a fresh
+// instance: stateful layouts (tiered, cachefit) keep per-session state, so
+// each session gets its own. It panics on a duplicate name (a programming
+// error at init time, like http.Handle).
+func Register(name string, newLayout func() Layout) {
+	if _, dup := layouts[name]; dup {
+		panic("prompt: duplicate layout " + name)
+	}
+	layouts[name] = newLayout
+}
+
+// Lookup returns a new instance of the layout registered under name, or an
+// error listing the valid names.
+func Lookup(name string) (Layout, error) {
+	if l, ok := layouts[name]; ok {
+		return l(), nil
+	}
+	return nil, fmt.Errorf("unknown layout %q (valid: %s)", name, strings.Join(Names(), ", "))
+}
+
+// Names returns the registered layout names, sorted.
+func Names() []string {
+	var out []string
+	for n := range layouts {
+		out = append(out, n)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// Preview returns the first n runes of s with newlines shown as ⏎.
+func Preview(s string, n int) string {
+	s = strings.ReplaceAll(s, "\n", "⏎")
+	r := []rune(s)
+	if len(r) > n {
+		return string(r[:n]) + "…"
+	}
+	return s
+}
+
+// CheckHistory verifies that history is a valid conversation for every
+// provider: non-empty, starting with a user message, alternating roles, and
+// every tool_result answering a tool_use of the message just before it. The
+// error names the message index.
+func CheckHistory(history []llm.Message) error {
+	if len(history) == 0 {
+		return fmt.Errorf("history is empty: a request needs at least one user message")
+	}
+	if history[0].Role != llm.RoleUser {
+		return fmt.Errorf("history[0] has role %q: the conversation must start with a user message", history[0].Role)
+	}
+	for i, m := range history {
+		if err := m.Validate(); err != nil {
+			return fmt.Errorf("history[%d]: %w", i, err)
+		}
+		if i > 0 && history[i-1].Role == m.Role {
+			return fmt.Errorf("history[%d] and history[%d] both have role %q: roles must alternate", i-1, i, m.Role)
+		}
+		for _, b := range m.Content {
+			if b.Type != llm.BlockToolResult {
+				continue
+			}
+			if i == 0 || !hasToolUse(history[i-1], b.ID) {
+				return fmt.Errorf("history[%d]: tool_result %q answers no tool_use in the previous message", i, b.ID)
+			}
+		}
+	}
+	return nil
+}
+
+func hasToolUse(m llm.Message, id string) bool {
+	for _, b := range m.Content {
+		if b.Type == llm.BlockToolUse && b.ID == id {
+			return true
+		}
+	}
+	return false
+}
+
+// ToolNames returns the tool names joined with ", ", previewed to 60 runes.
+func ToolNames(tools []llm.ToolSpec) string {
+	names := make([]string, len(tools))
+	for i, t := range tools {
+		names[i] = t.Name
+	}
+	return Preview(strings.Join(names, ", "), 60)
+}

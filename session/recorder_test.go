@@ -1,0 +1,345 @@
+package session
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// The whole scripted session, recorded: History equals the agent's history
+// (merges included), and each turn record matches its events.
+func TestRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T) {
+	s, _ := openTemp(t)
+	sess, err := s.CreateSession(SessionMeta{Cwd: "/w", Provider: "fake", Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := mainScript("loop1")
+	feed(t, s, sess.ID, a.ev)
+
+	h, err := s.History("loop1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "history", h, a.hist)
+	if len(h) != 10 {
+		t.Fatalf("history has %d messages, want 10", len(h))
+	}
+	// The failed turn's prompt and the next one share one user message; the
+	// max_tokens call's synthesized results and the last prompt too.
+	if got := h[6].Text(); got != "and now?try again" || h[6].Role != llm.RoleUser {
+		t.Errorf("merged prompt message: %q", got)
+	}
+
+	d, err := s.LoadSession(sess.ID[:6])
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d.Title != "what is here?" || d.Cwd != "/w" || len(d.Loops) != 1 || d.Loops[0].Trigger != event.TriggerUser {
+		t.Errorf("session detail: %+v", d.Session)
+	}
+	// Check each turn against its turn_start / turn_end events.
+	starts, ends := map[int]event.Event{}, map[int]event.Event{}
+	for _, e := range a.ev {
+		switch e.Kind {
+		case event.TurnStart:
+			starts[e.Turn.Index] = e
+		case event.TurnEnd:
+			ends[e.Turn.Index] = e
+		}
+	}
+	if len(d.Turns) != 6 {
+		t.Fatalf("%d turns recorded, want 6", len(d.Turns))
+	}
+	var sum llm.Usage
+	for _, tr := range d.Turns {
+		st, en := starts[tr.Index], ends[tr.Index]
+		if tr.TriggeredBy != st.Trigger || tr.CorrelationID != st.CorrelationID || !tr.StartedAt.Equal(st.Time) || !tr.EndedAt.Equal(en.Time) {
+			t.Errorf("turn %d header %+v does not match events %+v / %+v", tr.Index, tr, st, en)
+		}
+		wantStatus, wantUsage := TurnCompleted, llm.Usage{}
+		if en.Error != "" {
+			wantStatus = TurnFailed
+			if tr.Error != en.Error {
+				t.Errorf("turn %d error %q", tr.Index, tr.Error)
+			}
+		} else {
+			wantUsage = *en.Usage
+		}
+		if tr.Status != wantStatus || tr.Usage != wantUsage || tr.StopReason != en.StopReason {
+			t.Errorf("turn %d: status %s usage %+v stop %s; want %s %+v %s", tr.Index, tr.Status, tr.Usage, tr.StopReason, wantStatus, wantUsage, en.StopReason)
+		}
+		sum = sum.Add(tr.Usage)
+	}
+	kinds := map[MessageKind]int{}
+	for _, m := range d.Messages {
+		kinds[m.Kind]++
+	}
+	if kinds[KindInput] != 4 || kinds[KindOutput] != 5 || kinds[KindToolResults] != 3 {
+		t.Errorf("message parts by kind: %v", kinds)
+	}
+	if n := d.Messages[len(d.Messages)-1]; n.Seq != 9 || n.Part != 0 || n.Kind != KindOutput {
+		t.Errorf("last part %+v", n)
+	}
+
+	list, err := s.ListSessions(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(list) != 1 || list[0].Turns != 6 || list[0].Usage != sum || list[0].Usage.CacheRead != 740 || list[0].Usage.CacheWrite != 55 {
+		t.Errorf("summary %+v, want 6 turns and usage %+v", list, sum)
+	}
+	if p, err := s.Pending("loop1"); err != nil || p != nil {
+		t.Errorf("pending after a finished session: %v %v", p, err)
+	}
+	if n, err := s.NextTurnIndex("loop1"); err != nil || n != 6 {
+		t.Errorf("next turn index %d %v", n, err)
+	}
+}
+
+// A crash after any event leaves exactly the completed steps: for every cut
+// point, a fresh process reopening the file sees the history the agent held
+// at the last completed step (never a half-written turn).
+func TestRecorderCrashAtEveryEvent(t *testing.T) {
+	a := mainScript("loopc")
+	for k := 0; k <= len(a.ev); k++ {
+		s, path := openTemp(t)
+		sess, err := s.CreateSession(SessionMeta{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		feed(t, s, sess.ID, a.ev[:k])
+		s.Close() // the process dies; nothing else is flushed
+		s2, err := Open(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h, err := s2.History("loopc")
+		if errors.Is(err, ErrNotFound) {
+			h, err = nil, nil
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := []llm.Message{}
+		if k > 0 {
+			want = a.snap[k-1]
+		}
+		if len(h) != len(want) {
+			t.Fatalf("cut after %d events (%s): %d messages stored, want %d", k, a.ev[max(k-1, 0)].Kind, len(h), len(want))
+		}
+		if len(want) > 0 {
+			jsonEq(t, "history after cut", h, want)
+		}
+		s2.Close()
+	}
+}
+
+// A crash after 2 of 3 tools: the two results are kept, the turn stays in
+// progress with the model call's usage, and Pending names the third call.
+func TestRecorderCrashMidTools(t *testing.T) {
+	a := mainScript("loopm")
+	cut := 0
+	for i, e := range a.ev {
+		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "t0-1" {
+			cut = i + 1
+		}
+	}
+	s, path := openTemp(t)
+	sess, _ := s.CreateSession(SessionMeta{})
+	feed(t, s, sess.ID, a.ev[:cut+1]) // + the third tool's start
+	s.Close()
+	s, err := Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	h, err := s.History("loopm")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(h) != 3 || len(h[2].Content) != 2 || h[2].Content[1].ID != "t0-1" {
+		t.Fatalf("history after crash: %+v", h)
+	}
+	p, err := s.Pending("loopm")
+	if err != nil || len(p) != 1 || p[0].ID != "t0-2" || p[0].Name != "grep" {
+		t.Fatalf("pending = %+v, %v; want the grep call t0-2", p, err)
+	}
+	d, _ := s.LoadSession(sess.ID)
+	if tr := d.Turns[0]; tr.Status != TurnInProgress || tr.Usage != usage(100, 20, 0, 50) || !tr.EndedAt.IsZero() {
+		t.Errorf("turn after crash: %+v", tr)
+	}
+
+	// A resume that runs the missing tool and ends the turn, seen by a new
+	// recorder: the turn completes in place.
+	rest := a.ev[cut+1:]
+	var tail []event.Event
+	for _, e := range rest {
+		if e.Kind == event.ToolExecutionEnd || e.Kind == event.TurnEnd {
+			tail = append(tail, e)
+		}
+		if e.Kind == event.TurnEnd {
+			break
+		}
+	}
+	feed(t, s, sess.ID, tail)
+	if p, _ := s.Pending("loopm"); p != nil {
+		t.Errorf("pending after resume: %+v", p)
+	}
+	h, _ = s.History("loopm")
+	jsonEq(t, "history after resumed turn", h, a.snap[cut+len(tail)+1])
+	d, _ = s.LoadSession(sess.ID)
+	if d.Turns[0].Status != TurnCompleted {
+		t.Errorf("resumed turn status %s", d.Turns[0].Status)
+	}
+}
+
+// A crash mid-stream loses the turn's input too (it was never committed) and
+// nothing of the call; the previous turn is intact.
+func TestRecorderCrashMidStream(t *testing.T) {
+	a := mainScript("loops")
+	cut := 0
+	for i, e := range a.ev {
+		if e.Kind == event.MessageUpdate && e.Turn.Index == 1 {
+			cut = i + 1
+			break
+		}
+	}
+	s, _ := openTemp(t)
+	sess, _ := s.CreateSession(SessionMeta{})
+	feed(t, s, sess.ID, a.ev[:cut])
+	d, _ := s.LoadSession(sess.ID)
+	if len(d.Turns) != 1 || d.Turns[0].Status != TurnCompleted {
+		t.Fatalf("turns: %+v", d.Turns)
+	}
+	if p, _ := s.Pending("loops"); p != nil {
+		t.Errorf("pending: %+v", p)
+	}
+}
+
+// A turn that fails after its assistant message was committed (not what
+// agent.Agent does, but the contract) keeps its input and drops its output.
+func TestRecorderFailedTurnDropsCommittedOutput(t *testing.T) {
+	a := newFake("loopf")
+	m, res := toolCall("x", "glob", "grep")
+	a.prompt("hi", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
+		call{resp: llm.AssistantText("bye"), stop: llm.StopEndTurn})
+	var evs []event.Event
+	for _, e := range a.ev {
+		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "x-1" {
+			evs = append(evs, event.Event{Kind: event.TurnEnd, Turn: e.Turn, Error: "tool crashed the turn", Time: e.Time})
+			break
+		}
+		evs = append(evs, e)
+	}
+	s, _ := openTemp(t)
+	sess, _ := s.CreateSession(SessionMeta{})
+	feed(t, s, sess.ID, evs)
+	h, _ := s.History("loopf")
+	jsonEq(t, "history", h, []llm.Message{llm.UserText("hi")})
+	d, _ := s.LoadSession(sess.ID)
+	if len(d.Turns) != 1 || d.Turns[0].Status != TurnFailed || d.Turns[0].Error != "tool crashed the turn" {
+		t.Fatalf("turn: %+v", d.Turns)
+	}
+	for _, m := range d.Messages {
+		if m.Kind != KindInput {
+			t.Errorf("failed turn left a %s part", m.Kind)
+		}
+	}
+}
+
+// Sub-agent loops interleave with their parent's events; the child's loop
+// gets its parent, and LatestLoop skips it.
+func TestRecorderSubAgentLoop(t *testing.T) {
+	parent := newFake("parent")
+	child := newFake("child")
+	child.parent = parent
+	m, res := toolCall("p", "agent")
+	// Play the parent's first call by hand around the child's loop: emit the
+	// parent's events up to the tool start, the child's loop, then the rest.
+	parent.prompt("delegate", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
+		call{resp: llm.AssistantText("done"), stop: llm.StopEndTurn})
+	full := parent.ev
+	parent.ev = nil
+	cut := 0
+	for i, e := range full {
+		if e.Kind == event.ToolExecutionStart {
+			cut = i + 1
+		}
+	}
+	child.prompt("sub task", event.TriggerSubAgent, call{resp: llm.AssistantText("sub done"), stop: llm.StopEndTurn, usage: usage(5, 5, 0, 0)})
+	var evs []event.Event
+	evs = append(evs, full[:cut]...)
+	for _, e := range parent.ev {
+		if e.Kind != event.SessionTurnStart && e.Kind != event.SessionTurnEnd {
+			evs = append(evs, e)
+		}
+	}
+	end := full[cut]
+	end.ChildLoopID = "child"
+	evs = append(evs, end)
+	evs = append(evs, full[cut+1:]...)
+
+	s, _ := openTemp(t)
+	sess, _ := s.CreateSession(SessionMeta{})
+	feed(t, s, sess.ID, evs)
+	d, err := s.LoadSession(sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Loops) != 2 || d.Loops[1].ID != "child" || d.Loops[1].ParentLoopID != "parent" || d.Loops[1].Trigger != event.TriggerSubAgent {
+		t.Fatalf("loops: %+v", d.Loops)
+	}
+	if id, err := s.LatestLoop(sess.ID); err != nil || id != "parent" {
+		t.Errorf("latest loop %q %v", id, err)
+	}
+	h, _ := s.History("child")
+	jsonEq(t, "child history", h, child.hist)
+	h, _ = s.History("parent")
+	if len(h) != 4 {
+		t.Errorf("parent history: %d messages", len(h))
+	}
+}
+
+// Bad input returns errors, never panics, and writes nothing.
+func TestRecorderRejectsBadEvents(t *testing.T) {
+	s, _ := openTemp(t)
+	r := NewRecorder(s, "nosuch")
+	a := mainScript("l")
+	var err error
+	for _, e := range a.ev {
+		if err = r.Observe(e); err != nil {
+			break
+		}
+	}
+	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nosuch") {
+		t.Errorf("unknown session: %v", err)
+	}
+	if r.Err() == nil {
+		t.Error("Err() lost the error")
+	}
+	sess, _ := s.CreateSession(SessionMeta{})
+	r = NewRecorder(s, sess.ID)
+	for _, e := range []event.Event{
+		{Kind: event.TurnEnd},
+		{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l", Index: 3}},
+		{Kind: event.MessageEnd, Turn: &event.TurnID{LoopID: "l", Index: 0}, Message: &llm.Message{Role: llm.RoleAssistant}},
+	} {
+		if err := r.Observe(e); err == nil {
+			t.Errorf("%s accepted", e.Kind)
+		}
+	}
+	r.Observe(event.Event{Kind: event.TurnStart, Turn: &event.TurnID{LoopID: "l"}})
+	if err := r.Observe(event.Event{Kind: event.MessageEnd, Turn: &event.TurnID{LoopID: "l"}}); err == nil {
+		t.Error("message_end without a message accepted")
+	}
+	if err := r.Observe(event.Event{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l"}, ToolResult: &llm.Block{}}); err == nil {
+		t.Error("tool result before the assistant message accepted")
+	}
+	if _, err := s.History("l"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("bad events wrote loop l: %v", err)
+	}
+}

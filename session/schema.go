@@ -1,0 +1,126 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"fmt"
+)
+
+// SchemaVersion is the schema version this package reads and writes, kept in
+// the database's PRAGMA user_version. Open migrates older files up to it and
+// refuses newer ones.
+const SchemaVersion = 1
+
+// migrations[v] migrates a database at version v to version v+1, inside the
+// transaction Open holds. Append to it (never edit a released step) and bump
+// SchemaVersion.
+var migrations = []func(ctx context.Context, tx *sql.Tx) error{
+	migrate0to1,
+}
+
+// migrate brings db to SchemaVersion in one immediate transaction, so that two
+// processes opening a fresh file at once cannot both create the tables.
+func migrate(ctx context.Context, db *sql.DB) error {
+	if len(migrations) != SchemaVersion {
+		return fmt.Errorf("schema: %d migrations for version %d", len(migrations), SchemaVersion)
+	}
+	tx, err := db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("schema: begin: %w", err)
+	}
+	defer tx.Rollback()
+	var v int
+	if err := tx.QueryRowContext(ctx, "PRAGMA user_version").Scan(&v); err != nil {
+		return fmt.Errorf("schema: read version: %w", err)
+	}
+	if v > SchemaVersion {
+		return fmt.Errorf("schema version %d is newer than this strata's %d; upgrade strata", v, SchemaVersion)
+	}
+	if v < 0 {
+		return fmt.Errorf("schema version %d is invalid", v)
+	}
+	if v == SchemaVersion {
+		return nil
+	}
+	for ; v < SchemaVersion; v++ {
+		if err := migrations[v](ctx, tx); err != nil {
+			return fmt.Errorf("schema: migrate %d→%d: %w", v, v+1, err)
+		}
+	}
+	// PRAGMA takes no bound parameters; SchemaVersion is a constant.
+	if _, err := tx.ExecContext(ctx, fmt.Sprintf("PRAGMA user_version = %d", SchemaVersion)); err != nil {
+		return fmt.Errorf("schema: write version: %w", err)
+	}
+	if err := tx.Commit(); err != nil {
+		return fmt.Errorf("schema: commit: %w", err)
+	}
+	return nil
+}
+
+// migrate0to1 creates the first schema. Times are Unix milliseconds, token
+// counts are tokens.
+func migrate0to1(ctx context.Context, tx *sql.Tx) error {
+	const ddl = `
+CREATE TABLE sessions (
+	id         TEXT PRIMARY KEY,
+	created_at INTEGER NOT NULL,
+	updated_at INTEGER NOT NULL,
+	title      TEXT NOT NULL DEFAULT '',
+	cwd        TEXT NOT NULL DEFAULT '',
+	agent_file TEXT NOT NULL DEFAULT '',
+	provider   TEXT NOT NULL DEFAULT '',
+	model      TEXT NOT NULL DEFAULT '',
+	layout     TEXT NOT NULL DEFAULT ''
+);
+CREATE INDEX sessions_updated ON sessions(updated_at);
+
+CREATE TABLE loops (
+	id                 TEXT PRIMARY KEY,
+	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	parent_loop_id     TEXT REFERENCES loops(id) ON DELETE SET NULL,
+	branched_from_loop TEXT REFERENCES loops(id) ON DELETE SET NULL,
+	branched_from_turn INTEGER,
+	trigger            TEXT NOT NULL,
+	created_at         INTEGER NOT NULL
+);
+CREATE INDEX loops_session ON loops(session_id, created_at);
+
+CREATE TABLE turns (
+	loop_id            TEXT NOT NULL REFERENCES loops(id) ON DELETE CASCADE,
+	turn_index         INTEGER NOT NULL,
+	triggered_by       TEXT NOT NULL,
+	correlation_id     TEXT NOT NULL DEFAULT '',
+	status             TEXT NOT NULL CHECK (status IN ('in_progress', 'completed', 'failed')),
+	stop_reason        TEXT NOT NULL DEFAULT '',
+	error              TEXT NOT NULL DEFAULT '',
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	total_tokens       INTEGER NOT NULL DEFAULT 0,
+	started_at         INTEGER NOT NULL,
+	ended_at           INTEGER NOT NULL DEFAULT 0,
+	PRIMARY KEY (loop_id, turn_index)
+);
+
+-- One row per part of a history message. seq is the message's position in the
+-- loop's history; a user message the loop merged (tool results followed by the
+-- next prompt) has one part per turn that contributed to it, in part order.
+CREATE TABLE messages (
+	loop_id    TEXT NOT NULL REFERENCES loops(id) ON DELETE CASCADE,
+	seq        INTEGER NOT NULL,
+	part       INTEGER NOT NULL,
+	turn_index INTEGER NOT NULL,
+	role       TEXT NOT NULL CHECK (role IN ('user', 'assistant')),
+	kind       TEXT NOT NULL CHECK (kind IN ('input', 'output', 'tool_results')),
+	content    TEXT NOT NULL,
+	PRIMARY KEY (loop_id, seq, part)
+);
+CREATE INDEX messages_turn ON messages(loop_id, turn_index);
+`
+	if _, err := tx.ExecContext(ctx, ddl); err != nil {
+		return err
+	}
+	return nil
+}

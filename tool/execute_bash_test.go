@@ -1,0 +1,214 @@
+package tool
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/strata-agent/strata/llm"
+)
+
+func bash(cmd string) string {
+	b, _ := json.Marshal(map[string]string{"command": cmd, "summary": "test"})
+	return string(b)
+}
+
+func TestExecuteBashExitCodesAndStreams(t *testing.T) {
+	ws := workspace(t, map[string]string{"here.txt": "x"})
+	env := &Env{Workdir: ws}
+	cases := []struct{ cmd, want string }{
+		{"echo hello", "exit status: 0\n--- stdout ---\nhello"},
+		{"echo out; echo err >&2; exit 3", "exit status: 3\n--- stdout ---\nout\n--- stderr ---\nerr"},
+		{"true", "exit status: 0\n(no output)"},
+		{"ls", "exit status: 0\n--- stdout ---\nhere.txt"},
+		{"pwd", "exit status: 0\n--- stdout ---\n" + ws},
+		{"exit 1", "exit status: 1\n(no output)"},
+		{"nosuchcommand-xyz", "exit status: 127"},
+		{"kill -9 $$", "exit status: none (killed by signal: killed)"},
+	}
+	for _, c := range cases {
+		b := call(t, env, "execute_bash", bash(c.cmd))
+		// A non-zero exit status is reported, not an error (kiro).
+		if got := ok(t, b); !strings.HasPrefix(got, c.want) {
+			t.Errorf("%q:\n%s\nwant prefix:\n%s", c.cmd, got, c.want)
+		}
+	}
+	failed(t, call(t, env, "execute_bash", bash("   ")), "command is empty")
+}
+
+// pidAlive reports whether a process with pid is running: it exists and is
+// not a zombie waiting to be reaped (by init, which may take a while).
+func pidAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true // no /proc: trust kill(pid, 0)
+	}
+	// Format: "pid (comm) state ..."; comm may contain spaces.
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(3 * time.Second)
+	for pidAlive(pid) {
+		if time.Now().After(deadline) {
+			t.Fatalf("process %d still alive", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+func TestExecuteBashTimeoutKillsProcessGroup(t *testing.T) {
+	ws := workspace(t, nil)
+	env := &Env{Workdir: ws}
+	r := NewRegistry(&ExecuteBash{Timeout: 300 * time.Millisecond})
+	start := time.Now()
+	// The child sleep writes its pid, then the shell waits on it: killing
+	// only bash would leave the sleep running.
+	b := callWith(t, r, env, "execute_bash", bash("echo started; sleep 30 & echo $! > child.pid; wait"))
+	took := time.Since(start)
+	failed(t, b, "timed out after 300ms", "killed", "started")
+	if took > 5*time.Second {
+		t.Errorf("timeout took %s to return", took)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(ws, "child.pid"))))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
+}
+
+func TestExecuteBashCancelKillsProcessGroup(t *testing.T) {
+	ws := workspace(t, nil)
+	r := NewRegistry(Builtins()...)
+	ctx, cancel := context.WithCancel(context.Background())
+	started := make(chan struct{})
+	var once sync.Once
+	env := &Env{Workdir: ws, Progress: func(msg string) {
+		if msg == "ready" {
+			once.Do(func() { close(started) })
+		}
+	}}
+	done := make(chan llm.Block)
+	go func() {
+		done <- r.Execute(ctx, env, llm.ToolUseBlock("c", "execute_bash", json.RawMessage(bash("sleep 30 & echo $! > child.pid; echo ready; wait"))))
+	}()
+	select {
+	case <-started:
+	case <-time.After(5 * time.Second):
+		t.Fatal("command did not start")
+	}
+	cancel()
+	select {
+	case b := <-done:
+		failed(t, b, "cancelled")
+	case <-time.After(5 * time.Second):
+		t.Fatal("cancel did not stop the command")
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(ws, "child.pid"))))
+	waitGone(t, pid)
+}
+
+func TestExecuteBashKillsBackgroundJobsOnExit(t *testing.T) {
+	ws := workspace(t, nil)
+	start := time.Now()
+	got := ok(t, call(t, &Env{Workdir: ws}, "execute_bash", bash("sleep 30 >/dev/null 2>&1 & echo $! > child.pid; echo done")))
+	mustContain(t, got, "exit status: 0", "done")
+	if time.Since(start) > 5*time.Second {
+		t.Errorf("waited for the background job")
+	}
+	pid, _ := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(ws, "child.pid"))))
+	waitGone(t, pid)
+}
+
+func TestExecuteBashOutputCap(t *testing.T) {
+	ws := workspace(t, nil)
+	r := NewRegistry(&ExecuteBash{MaxOutput: 3000})
+	got := ok(t, callWith(t, r, &Env{Workdir: ws}, "execute_bash", bash(`echo FIRST; for i in $(seq 1 5000); do echo "line $i"; done; echo LAST`)))
+	mustContain(t, got, "exit status: 0", "FIRST", "LAST", "bytes of output cut")
+	if len(got) > 3500 {
+		t.Errorf("capped output is %d bytes", len(got))
+	}
+	// The default cap keeps a result near 30 000 bytes.
+	got = ok(t, call(t, &Env{Workdir: ws}, "execute_bash", bash(`head -c 200000 /dev/zero | tr '\0' 'a'; echo; head -c 100000 /dev/zero | tr '\0' 'b' >&2`)))
+	if len(got) > DefaultBashMaxOutput+500 {
+		t.Errorf("default-capped output is %d bytes", len(got))
+	}
+	mustContain(t, got, "--- stderr ---", "bbbb")
+}
+
+func TestExecuteBashProgressLines(t *testing.T) {
+	ws := workspace(t, nil)
+	var mu sync.Mutex
+	var lines []string
+	env := &Env{Workdir: ws, Progress: func(msg string) {
+		mu.Lock()
+		defer mu.Unlock()
+		lines = append(lines, msg)
+	}}
+	ok(t, call(t, env, "execute_bash", bash("echo one; echo two; printf three")))
+	if got := strings.Join(lines, "|"); got != "one|two|three" {
+		t.Errorf("progress lines %q", got)
+	}
+}
+
+func TestExecuteBashAllowedAndDeniedCommands(t *testing.T) {
+	ws := workspace(t, nil)
+	cases := []struct {
+		allowed, denied []string
+		cmd             string
+		refused         string // "" = runs
+	}{
+		{nil, nil, "echo hi", ""},
+		{nil, []string{"rm .*"}, "rm -rf x", `deniedCommands pattern "rm .*"`},
+		{nil, []string{"rm .*"}, "echo x && rm -rf x", `"rm -rf x" matches the deniedCommands pattern`},
+		{nil, []string{"rm .*"}, "echo $(rm -rf x)", "deniedCommands"},
+		{nil, []string{"rm .*"}, "echo rm", ""},
+		{nil, []string{"git push"}, "git push origin", ""}, // anchored: no partial match
+		{nil, []string{".*"}, "echo a\necho b", "deniedCommands"},
+		{[]string{"echo .*", "ls"}, nil, "echo ok", ""},
+		{[]string{"echo .*", "ls"}, nil, "ls", ""},
+		{[]string{"echo .*", "ls"}, nil, "ls -la", "none of the allowedCommands"},
+		{[]string{"echo .*"}, nil, "echo a; touch pwned", `"touch pwned" matches none`},
+		{[]string{"echo .*"}, nil, "echo $(touch pwned)", "matches none"},
+		{[]string{"echo .*"}, nil, "echo a | echo b", ""},
+		{[]string{"echo .*"}, []string{"echo secret.*"}, "echo secret stuff", "deniedCommands"}, // deny wins
+		{[]string{"("}, nil, "echo hi", "invalid"},
+		{nil, []string{"("}, "echo hi", "invalid"},
+	}
+	for i, c := range cases {
+		env := &Env{Workdir: ws, AllowedCommands: c.allowed, DeniedCommands: c.denied}
+		b := call(t, env, "execute_bash", bash(c.cmd))
+		if c.refused == "" {
+			ok(t, b)
+			continue
+		}
+		failed(t, b, "command refused", c.refused)
+		_ = i
+	}
+	if _, err := os.Stat(filepath.Join(ws, "pwned")); err == nil {
+		t.Error("a refused command ran")
+	}
+}
+
+func TestCommandAllowedNilEnv(t *testing.T) {
+	if err := CommandAllowed(nil, "anything"); err != nil {
+		t.Error(err)
+	}
+	if got := fmt.Sprint(splitCommand("a && b || c; d | e\nf $(g) `h`")); got != "[a b c d e f g h]" {
+		t.Errorf("splitCommand: %s", got)
+	}
+}

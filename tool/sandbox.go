@@ -1,0 +1,336 @@
+package tool
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/bmatcuk/doublestar/v4"
+)
+
+// ErrSandbox is matched (errors.Is) by every error ResolvePath returns for a
+// path the sandbox refuses, as opposed to an I/O error while resolving it.
+var ErrSandbox = errors.New("path refused by the workspace sandbox")
+
+// SandboxError describes a path ResolvePath refused. errors.Is(err,
+// ErrSandbox) holds for it.
+type SandboxError struct {
+	Path     string // the path as the tool received it
+	Resolved string // the absolute path it names, after following symlinks
+	Root     string // the workspace root (Env.Workdir, resolved)
+	// Reason completes the sentence "path P …", e.g. "resolves to /x,
+	// outside the workspace root /ws".
+	Reason string
+}
+
+// Error returns `path "P" <Reason>`.
+func (e *SandboxError) Error() string { return fmt.Sprintf("path %q %s", e.Path, e.Reason) }
+
+// Is reports whether target is ErrSandbox.
+func (e *SandboxError) Is(target error) bool { return target == ErrSandbox }
+
+// maxSymlinkHops bounds symlink resolution (Linux uses 40).
+const maxSymlinkHops = 40
+
+// ResolvePath applies the workspace sandbox to p and returns the absolute,
+// symlink-free path it names.
+//
+//   - "~" and "~/…" expand to the home directory; other relative paths
+//     resolve against env.Workdir (the process's working directory when
+//     empty); the result is cleaned, so "a/../b" is "b".
+//   - Symlinks are followed component by component, on the longest existing
+//     prefix, so a path to a file not yet created works and a dangling
+//     symlink is followed to where it points.
+//   - The resolved path must lie inside the resolved Workdir or one of
+//     AllowedPaths (a directory, or a glob; a plain path covers everything
+//     below it). "../x", an absolute path elsewhere, or a symlink pointing
+//     out are refused.
+//   - It must match none of DeniedPaths (kiro's gitignore-like globs: a
+//     pattern without "/" matches a name at any depth; a match covers
+//     everything below it). An invalid denied pattern refuses every path
+//     (fail closed).
+//
+// Refusals are *SandboxError (errors.Is(err, ErrSandbox)) whose message names
+// the path and the root; I/O errors while resolving (permission denied, a
+// file used as a directory, a symlink loop) are returned wrapped.
+func ResolvePath(env *Env, p string) (string, error) {
+	root, err := workspaceRoot(env)
+	if err != nil {
+		return "", err
+	}
+	if p == "" {
+		return "", &SandboxError{Path: p, Root: root, Reason: "is empty (workspace root " + root + ")"}
+	}
+	if strings.ContainsRune(p, 0) {
+		return "", &SandboxError{Path: p, Root: root, Reason: "contains a NUL byte"}
+	}
+	abs, err := absPath(root, p)
+	if err != nil {
+		return "", fmt.Errorf("path %q: %w", p, err)
+	}
+	real, err := resolveReal(abs)
+	if err != nil {
+		return "", fmt.Errorf("path %q: %w", p, err)
+	}
+	realRoot, err := resolveReal(root)
+	if err != nil {
+		return "", fmt.Errorf("workspace root %s: %w", root, err)
+	}
+	if !within(realRoot, real) && !allowedByEnv(env, root, real) {
+		reason := fmt.Sprintf("resolves to %s, outside the workspace root %s", real, realRoot)
+		if within(root, abs) || within(realRoot, abs) {
+			reason = fmt.Sprintf("resolves through a symlink to %s, outside the workspace root %s", real, realRoot)
+		}
+		if env != nil && len(env.AllowedPaths) > 0 {
+			reason += fmt.Sprintf(" and the allowed paths %q", env.AllowedPaths)
+		}
+		return "", &SandboxError{Path: p, Resolved: real, Root: realRoot, Reason: reason}
+	}
+	pat, err := compileDenied(env, root).match(abs, real)
+	if err != nil {
+		return "", &SandboxError{Path: p, Resolved: real, Root: realRoot, Reason: "cannot be checked: " + err.Error()}
+	}
+	if pat != "" {
+		return "", &SandboxError{Path: p, Resolved: real, Root: realRoot,
+			Reason: fmt.Sprintf("(%s) is denied by the deniedPaths pattern %q (workspace root %s)", real, pat, realRoot)}
+	}
+	return real, nil
+}
+
+// workspaceRoot returns env.Workdir made absolute and clean, or the process's
+// working directory when it is empty.
+func workspaceRoot(env *Env) (string, error) {
+	wd := ""
+	if env != nil {
+		wd = env.Workdir
+	}
+	if wd == "" {
+		d, err := os.Getwd()
+		if err != nil {
+			return "", fmt.Errorf("no workspace: Env.Workdir is empty and the working directory is unknown: %w", err)
+		}
+		wd = d
+	}
+	abs, err := filepath.Abs(wd)
+	if err != nil {
+		return "", fmt.Errorf("workspace root %s: %w", wd, err)
+	}
+	return abs, nil
+}
+
+// absPath expands "~" and makes p absolute against root, cleaned.
+func absPath(root, p string) (string, error) {
+	if p == "~" || strings.HasPrefix(p, "~/") {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", err
+		}
+		p = filepath.Join(home, p[1:])
+	}
+	if !filepath.IsAbs(p) {
+		p = filepath.Join(root, p)
+	}
+	return filepath.Clean(p), nil
+}
+
+// resolveReal follows symlinks in the absolute path p one component at a
+// time, like filepath.EvalSymlinks, but tolerates a missing tail: from the
+// first component that does not exist on, the rest is appended as is. A
+// dangling symlink is followed to its target.
+func resolveReal(p string) (string, error) {
+	vol := filepath.VolumeName(p)
+	resolved := vol + string(filepath.Separator)
+	rest := splitPath(p[len(vol):])
+	hops := 0
+	for len(rest) > 0 {
+		c := rest[0]
+		rest = rest[1:]
+		switch c {
+		case "", ".":
+			continue
+		case "..":
+			resolved = filepath.Dir(resolved)
+			continue
+		}
+		next := filepath.Join(resolved, c)
+		fi, err := os.Lstat(next)
+		if errors.Is(err, fs.ErrNotExist) {
+			return filepath.Clean(filepath.Join(append([]string{next}, rest...)...)), nil
+		}
+		if err != nil {
+			return "", err
+		}
+		if fi.Mode()&fs.ModeSymlink == 0 {
+			resolved = next
+			continue
+		}
+		if hops++; hops > maxSymlinkHops {
+			return "", fmt.Errorf("too many levels of symbolic links at %s", next)
+		}
+		target, err := os.Readlink(next)
+		if err != nil {
+			return "", err
+		}
+		if filepath.IsAbs(target) {
+			v := filepath.VolumeName(target)
+			resolved = v + string(filepath.Separator)
+			target = target[len(v):]
+		}
+		rest = append(splitPath(target), rest...)
+	}
+	return resolved, nil
+}
+
+func splitPath(p string) []string {
+	return strings.Split(filepath.ToSlash(p), "/")
+}
+
+// within reports whether p is root or lies below it (both absolute, clean).
+func within(root, p string) bool {
+	rel, err := filepath.Rel(root, p)
+	if err != nil {
+		return false
+	}
+	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
+}
+
+// allowedByEnv reports whether the resolved path real falls under one of
+// env.AllowedPaths. Each entry's non-glob base is resolved too, so entries
+// that are (or go through) symlinks work.
+func allowedByEnv(env *Env, root, real string) bool {
+	if env == nil {
+		return false
+	}
+	for _, entry := range env.AllowedPaths {
+		for _, pat := range patternForms(root, entry, false) {
+			if ok, _ := matchCovers(pat, real); ok {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// denyList is Env.DeniedPaths compiled against a workspace root.
+type denyList struct {
+	pats  []string   // the settings as given
+	forms [][]string // absolute doublestar patterns per setting
+	bad   error      // the first invalid pattern, which denies everything
+	badAt string
+}
+
+// compileDenied compiles env.DeniedPaths for root.
+func compileDenied(env *Env, root string) *denyList {
+	d := &denyList{}
+	if env == nil {
+		return d
+	}
+	for _, pat := range env.DeniedPaths {
+		if !doublestar.ValidatePattern(filepath.ToSlash(pat)) && d.bad == nil {
+			d.bad, d.badAt = doublestar.ErrBadPattern, pat
+		}
+		d.pats = append(d.pats, pat)
+		d.forms = append(d.forms, patternForms(root, pat, true))
+	}
+	return d
+}
+
+// match returns the setting that covers one of paths, or an error when a
+// setting is invalid (fail closed).
+func (d *denyList) match(paths ...string) (string, error) {
+	if d.bad != nil {
+		return d.badAt, fmt.Errorf("deniedPaths pattern %q is invalid: %w", d.badAt, d.bad)
+	}
+	for i, forms := range d.forms {
+		for _, form := range forms {
+			for _, p := range paths {
+				if ok, err := matchCovers(form, p); err != nil {
+					return d.pats[i], fmt.Errorf("deniedPaths pattern %q: %w", d.pats[i], err)
+				} else if ok {
+					return d.pats[i], nil
+				}
+			}
+		}
+	}
+	return "", nil
+}
+
+// denies reports whether p is denied (or cannot be checked).
+func (d *denyList) denies(p string) bool {
+	pat, err := d.match(p)
+	return pat != "" || err != nil
+}
+
+// patternForms turns a kiro path setting into absolute doublestar patterns:
+// "~" expanded, relative entries joined to root, and each form also with its
+// non-glob base resolved through symlinks. With anyDepth, a pattern without
+// "/" (gitignore style, e.g. "*.pem" or ".env") matches that name anywhere.
+func patternForms(root, entry string, anyDepth bool) []string {
+	entry = strings.TrimSuffix(filepath.ToSlash(entry), "/")
+	if entry == "" {
+		return nil
+	}
+	if anyDepth && !strings.Contains(entry, "/") && entry != "~" {
+		return []string{"/**/" + entry}
+	}
+	abs, err := absPath(root, filepath.FromSlash(entry))
+	if err != nil {
+		return nil
+	}
+	abs = filepath.ToSlash(abs)
+	forms := []string{abs}
+	base, rest := doublestar.SplitPattern(abs)
+	if realBase, err := resolveReal(filepath.FromSlash(base)); err == nil {
+		realBase = filepath.ToSlash(realBase)
+		if rest == "" || base == abs {
+			forms = append(forms, realBase)
+		} else {
+			forms = append(forms, strings.TrimSuffix(realBase, "/")+"/"+rest)
+		}
+	}
+	return forms
+}
+
+// matchCovers reports whether the absolute pattern matches p or one of its
+// parent directories (kiro: "~/temp" also matches "~/temp/child").
+func matchCovers(pattern, p string) (bool, error) {
+	p = filepath.ToSlash(p)
+	for {
+		ok, err := doublestar.Match(pattern, p)
+		if err != nil || ok {
+			return ok, err
+		}
+		parent := filepath.ToSlash(filepath.Dir(p))
+		if parent == p {
+			return false, nil
+		}
+		p = parent
+	}
+}
+
+// displayPath returns p (absolute) relative to the workspace root when it
+// lies inside it, with forward slashes, else p unchanged.
+func displayPath(env *Env, p string) string {
+	root, err := workspaceRoot(env)
+	if err != nil {
+		return p
+	}
+	for _, r := range []string{root, mustReal(root)} {
+		if within(r, p) {
+			rel, _ := filepath.Rel(r, p)
+			return filepath.ToSlash(rel)
+		}
+	}
+	return p
+}
+
+// mustReal returns resolveReal(p), or p when it fails.
+func mustReal(p string) string {
+	if r, err := resolveReal(p); err == nil {
+		return r
+	}
+	return p
+}
