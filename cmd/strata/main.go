@@ -62,6 +62,15 @@ Without an API key, 'strata run' plays a recorded demo session offline.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see 'strata %s --help')", err, c.Name())}
 	})
-	root.AddCommand(newRunCmd(), newRenderCmd())
+	for _, c := range commands {
+		root.AddCommand(c())
+	}
 	return root
 }
+
+// commands builds the subcommands; each command's file adds its constructor
+// with register in an init function, so commands live in files of their own.
+var commands = []func() *cobra.Command{newRunCmd, newRenderCmd}
+
+// register adds a subcommand constructor (call it from init).
+func register(newCmd func() *cobra.Command) { commands = append(commands, newCmd) }

@@ -1,0 +1,132 @@
+package agent
+
+import (
+	"context"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+)
+
+// Stage names one step of the loop (seed 001 "Message Loop"): every user turn
+// goes RECEIVE_INPUT → COMPOSE_REQUEST → SEND_REQUEST → STREAM_RESPONSE →
+// TOOL_CALL (once per tool call) → RENDER, and each stage has a pre and a post
+// hook point.
+type Stage string
+
+// The loop's stages, in order.
+const (
+	StageReceiveInput   Stage = "receive_input"
+	StageComposeRequest Stage = "compose_request"
+	StageSendRequest    Stage = "send_request"
+	StageStreamResponse Stage = "stream_response"
+	StageToolCall       Stage = "tool_call"
+	StageRender         Stage = "render"
+)
+
+// Phase is when a hook runs relative to its stage.
+type Phase string
+
+// Hook phases.
+const (
+	PhasePre  Phase = "pre"
+	PhasePost Phase = "post"
+)
+
+// HookKind says what a hook may do (seed 001): a transform may change the
+// payload, a guard may deny (with a reason), an observer only sees.
+type HookKind string
+
+// Hook kinds.
+const (
+	HookTransform HookKind = "transform"
+	HookGuard     HookKind = "guard"
+	HookObserver  HookKind = "observer"
+)
+
+// Payload is what a hook sees. Which fields are set depends on the stage:
+//
+//	receive_input    Input (pre: transforms may rewrite it)
+//	compose_request  Context (pre), Request (post)
+//	send_request     Request
+//	stream_response  Response (post)
+//	tool_call        ToolCall (pre), ToolCall + ToolResult (post)
+//	render           Response (the final assistant message of the user turn)
+//
+// Only transform hooks may modify the pointed-to values; guards and
+// observers must treat them as read-only.
+type Payload struct {
+	Stage         Stage
+	Phase         Phase
+	CorrelationID string        // ties every hook call and event of one user turn
+	Turn          *event.TurnID // nil at receive_input
+	Input         *string
+	Context       *prompt.Context
+	Request       *llm.Request
+	Response      *llm.Response
+	ToolCall      *llm.Block
+	ToolResult    *llm.Block
+}
+
+// Verdict is a guard's answer. Deny with a Reason stops the stage: a denied
+// tool call returns a tool_result with the reason to the model; a denied
+// input or request ends the user turn with an error naming the hook and the
+// reason.
+type Verdict struct {
+	Deny   bool
+	Reason string
+}
+
+// Hook is one registered hook. Hooks of a stage and phase run in the order
+// they were registered. An error from Func is treated as a deny for guards
+// and reported (as a warning event) for transforms and observers.
+type Hook struct {
+	Name  string // shown in events and denial reasons
+	Stage Stage
+	Phase Phase
+	Kind  HookKind
+	Func  func(ctx context.Context, p *Payload) (Verdict, error)
+}
+
+// Mode is the security mode of the authority stack (seed 001): how a tool
+// call that the agent's allowed tools permit is approved.
+type Mode string
+
+// Approval modes.
+const (
+	// ModeAsk asks the Approver for every call not pre-approved.
+	ModeAsk Mode = "ask"
+	// ModeAllowlist approves calls matching the agent's allowedTools and
+	// toolsSettings and asks the Approver for the rest.
+	ModeAllowlist Mode = "allowlist"
+	// ModeAll approves every call the agent's tools permit.
+	ModeAll Mode = "all"
+)
+
+// Decision is an Approver's answer for one tool call (ACP permission option
+// kinds: allow_once, allow_always, reject_once, reject_always).
+type Decision string
+
+// Approval decisions.
+const (
+	AllowOnce    Decision = "allow_once"
+	AllowAlways  Decision = "allow_always"
+	RejectOnce   Decision = "reject_once"
+	RejectAlways Decision = "reject_always"
+)
+
+// ApprovalRequest describes one tool call awaiting approval.
+type ApprovalRequest struct {
+	CorrelationID string
+	Turn          event.TurnID
+	Call          llm.Block // the tool_use block (ID, Name, Input)
+	Index         int       // position among the parallel calls of the response
+}
+
+// Approver decides tool calls the authority stack cannot decide itself (mode
+// ask, or allowlist misses). Calls of one response are asked in call order,
+// one at a time. An error is treated as a rejection whose reason is the
+// error's text.
+type Approver interface {
+	Approve(ctx context.Context, req ApprovalRequest) (Decision, error)
+}
