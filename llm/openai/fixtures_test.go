@@ -27,8 +27,10 @@ const (
 	famResponses family = "responses"
 )
 
-// wireRows returns every INDEX.md row whose API is Chat Completions or
-// Responses (OpenAI and compatible servers), with its family.
+// wireRows returns every INDEX.md row whose API is Chat Completions (incl.
+// "OpenAI-compatible Chat") or Responses (OpenAI and compatible servers).
+// "OpenAI legacy Completions" (/v1/completions) is not an API strata
+// speaks and is left out.
 func wireRows(t testing.TB) (string, []fixtureRow) {
 	t.Helper()
 	wire := shared.Path(t, "data/wire")
@@ -46,7 +48,7 @@ func wireRows(t testing.TB) (string, []fixtureRow) {
 			continue
 		}
 		r := fixtureRow{Path: strings.TrimPrefix(cols[0], "| "), API: cols[1], Format: cols[2], Exercises: cols[3], Notes: strings.TrimSuffix(strings.Join(cols[4:], " | "), " |")}
-		if !strings.Contains(r.Path, "/") || (!strings.Contains(r.API, "Chat Completions") && !strings.Contains(r.API, "Responses")) {
+		if !strings.Contains(r.Path, "/") || (!strings.Contains(r.API, "Chat Completions") && !strings.Contains(r.API, "OpenAI-compatible Chat") && !strings.Contains(r.API, "Responses")) {
 			continue
 		}
 		rows = append(rows, r)
