@@ -14,6 +14,7 @@ import (
 	"strings"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/token"
 )
 
 // Context is everything a layout may place in one request. The loop fills it
@@ -57,7 +58,30 @@ type Context struct {
 	// timestamps (panels). The loop sets it; 0 renders as unknown. Passing it
 	// in keeps Assemble deterministic.
 	Now int64
+	// Counter counts the tokens reported in the Breakdown (nil = the fast
+	// token.Estimator; token.ForModel gives exact BPE counts). It never
+	// changes the request.
+	Counter token.Counter
 }
+
+func (c *Context) counter() token.Counter {
+	if c.Counter == nil {
+		return token.Estimator{}
+	}
+	return c.Counter
+}
+
+// Tokens counts s with the context's Counter.
+func (c *Context) Tokens(s string) int { return c.counter().Count(s) }
+
+// BlockTokens counts content blocks with the context's Counter.
+func (c *Context) BlockTokens(b []llm.Block) int { return token.CountBlocks(c.counter(), b) }
+
+// ToolTokens counts tool specs with the context's Counter.
+func (c *Context) ToolTokens(t []llm.ToolSpec) int { return token.CountTools(c.counter(), t) }
+
+// CounterName says how the Breakdown's tokens are counted.
+func (c *Context) CounterName() string { return c.counter().Name() }
 
 // File is a context file.
 type File struct {

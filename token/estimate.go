@@ -30,20 +30,24 @@ func Estimate(s string) int {
 // thinking, tool_use (name + JSON input), tool_result (nested content) and a
 // flat 1,600 tokens per image (Anthropic docs: ~1,600 tokens for a
 // 1092×1092 image).
-func EstimateBlocks(blocks []llm.Block) int {
+func EstimateBlocks(blocks []llm.Block) int { return CountBlocks(Estimator{}, blocks) }
+
+// CountBlocks counts the tokens of content blocks with c, by the rules of
+// EstimateBlocks (images count a flat 1,600 tokens whatever c is).
+func CountBlocks(c Counter, blocks []llm.Block) int {
 	n := 0
 	for _, b := range blocks {
 		switch b.Type {
 		case llm.BlockText, llm.BlockThinking:
-			n += Estimate(b.Text)
+			n += c.Count(b.Text)
 		case llm.BlockToolUse:
-			n += Estimate(b.Name) + Estimate(string(b.Input))
+			n += c.Count(b.Name) + c.Count(string(b.Input))
 		case llm.BlockToolResult:
-			n += EstimateBlocks(b.Content)
+			n += CountBlocks(c, b.Content)
 		case llm.BlockImage:
 			n += 1600
 		case llm.BlockRedactedThinking:
-			n += Estimate(string(b.Data))
+			n += c.Count(string(b.Data))
 		}
 	}
 	return n
@@ -51,11 +55,15 @@ func EstimateBlocks(blocks []llm.Block) int {
 
 // EstimateTools returns the estimated tokens of tool specs (name, description
 // and input schema as JSON).
-func EstimateTools(tools []llm.ToolSpec) int {
+func EstimateTools(tools []llm.ToolSpec) int { return CountTools(Estimator{}, tools) }
+
+// CountTools counts the tokens of tool specs (name, description and input
+// schema as JSON) with c.
+func CountTools(c Counter, tools []llm.ToolSpec) int {
 	n := 0
 	for _, t := range tools {
 		b, _ := json.Marshal(t)
-		n += Estimate(string(b))
+		n += c.Count(string(b))
 	}
 	return n
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,13 +17,17 @@ import (
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/token"
 	"github.com/strata-agent/strata/tool"
 )
 
 type renderFlags struct {
 	provider, model, layout, format, agentFile string
+	session, db, now, tokens                   string
 	explain                                    bool
 	maxTokens                                  int64
+	dir                                        string // project root ("" = working directory); set by tests
 }
 
 func newRenderCmd() *cobra.Command {
@@ -49,6 +54,10 @@ instead (--format json for the same as JSON).`,
 	fl.BoolVar(&f.explain, "explain", false, "print the layers, their token counts and cache breakpoints instead of the body")
 	fl.StringVar(&f.format, "format", "table", "with --explain: table or json")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap in tokens (0 = provider default)")
+	fl.StringVar(&f.session, "session", "", "continue this stored session: its latest loop's history comes before PROMPT")
+	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, $XDG_DATA_HOME/strata/strata.db)")
+	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
+	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k for OpenAI, cl100k approximation for Claude) or estimate")
 	return cmd
 }
 
@@ -64,17 +73,31 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	if f.format != "table" && f.format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", f.format)
 	}
-	wd, err := os.Getwd()
-	if err != nil {
-		return err
+	if f.tokens != "exact" && f.tokens != "estimate" {
+		return usagef("unknown --tokens %q (valid: exact, estimate)", f.tokens)
 	}
-	tmpl, tools, agentModel, err := loadAgent(f.agentFile, wd)
+	now := time.Now()
+	if f.now != "" {
+		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
+			return usagef("--now %q: want RFC 3339, e.g. 2026-11-23T10:00:00Z", f.now)
+		}
+	}
+	root := f.dir
+	if root == "" {
+		if root, err = os.Getwd(); err != nil {
+			return err
+		}
+	}
+	tmpl, tools, agentModel, err := loadAgent(f.agentFile, root)
 	if err != nil {
 		return err
 	}
 	pc := &tmpl
-	pc.Model, pc.MaxTokens = f.model, f.maxTokens
-	pc.History = []llm.Message{llm.UserText(text)}
+	pc.Model, pc.MaxTokens, pc.API, pc.Now = f.model, f.maxTokens, spec.API, now.UnixMilli()
+	if pc.History, err = sessionHistory(f.db, f.session); err != nil {
+		return err
+	}
+	pc.History = appendUserText(pc.History, text)
 	pc.Tools = tool.NewRegistry(tools...).Specs()
 	if pc.Model == "" {
 		pc.Model = agentModel
@@ -84,6 +107,9 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	}
 	if pc.Model == "" {
 		return usagef("provider %s has no default model: pass --model", spec.Name)
+	}
+	if f.explain && f.tokens == "exact" {
+		pc.Counter = token.ForModel(pc.Model)
 	}
 	req, bd, err := layout.Assemble(pc)
 	if err != nil {
@@ -99,6 +125,47 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	}
 	_, err = fmt.Fprintf(w, "%s\n", body)
 	return err
+}
+
+// sessionHistory returns the history of the stored session id's latest loop
+// ("" = none) from the database at db ("" = session.DefaultPath()).
+func sessionHistory(db, id string) ([]llm.Message, error) {
+	if id == "" {
+		return nil, nil
+	}
+	st, err := openStore(db)
+	if err != nil {
+		return nil, err
+	}
+	defer st.Close()
+	loop, err := st.LatestLoop(id)
+	if err != nil {
+		return nil, usagef("--session %q: %v (see 'strata sessions list')", id, err)
+	}
+	return st.History(loop)
+}
+
+// openStore opens the session database at path ("" = session.DefaultPath()).
+func openStore(path string) (*session.Store, error) {
+	if path == "" {
+		p, err := session.DefaultPath()
+		if err != nil {
+			return nil, usagef("no session database: %v (pass --db or set STRATA_DATA_DIR)", err)
+		}
+		path = p
+	}
+	return session.Open(path)
+}
+
+// appendUserText adds text as the next user message, merged into a trailing
+// user message (tool results) so roles keep alternating, as the loop does.
+func appendUserText(h []llm.Message, text string) []llm.Message {
+	if n := len(h); n > 0 && h[n-1].Role == llm.RoleUser {
+		last := h[n-1]
+		last.Content = append(append([]llm.Block(nil), last.Content...), llm.TextBlock(text))
+		return append(h[:n-1:n-1], last)
+	}
+	return append(h, llm.UserText(text))
 }
 
 // captureBody sends req through the real provider SDK over a recording

@@ -6,7 +6,6 @@ package flat
 import (
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
-	"github.com/strata-agent/strata/token"
 )
 
 // Layout is the flat layout. The zero value is ready to use.
@@ -29,19 +28,19 @@ func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, erro
 		Tools:     c.Tools,
 		Messages:  c.History,
 	}
-	bd := &prompt.Breakdown{Layout: "flat", Counter: "estimate (≈4 bytes/token)"}
+	bd := &prompt.Breakdown{Layout: "flat", Counter: c.CounterName()}
 	if len(c.Tools) > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
-			Tokens: token.EstimateTools(c.Tools), Preview: prompt.ToolNames(c.Tools)})
+			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
 	}
 	if c.System != "" {
 		req.System = []llm.Block{llm.TextBlock(c.System)}
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
-			Tokens: token.Estimate(c.System), Preview: prompt.Preview(c.System, 60)})
+			Tokens: c.Tokens(c.System), Preview: prompt.Preview(c.System, 60)})
 	}
 	n := 0
 	for _, m := range c.History {
-		n += token.EstimateBlocks(m.Content)
+		n += c.BlockTokens(m.Content)
 	}
 	bd.Spans = append(bd.Spans, prompt.Span{Name: "history", Role: "mixed", First: 0, Last: len(c.History) - 1,
 		Tokens: n, Preview: prompt.Preview(c.History[0].Text(), 60)})

@@ -26,7 +26,6 @@ import (
 
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
-	"github.com/strata-agent/strata/token"
 )
 
 // Exact texts (seed 000; kiro-cli crates/agent/src/agent/consts.rs).
@@ -106,10 +105,10 @@ func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, erro
 		return nil, nil, err
 	}
 	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools}
-	bd := &prompt.Breakdown{Layout: "kiro", Counter: token.Estimator{}.Name()}
+	bd := &prompt.Breakdown{Layout: "kiro", Counter: c.CounterName()}
 	if len(c.Tools) > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
-			Tokens: token.EstimateTools(c.Tools), Preview: prompt.ToolNames(c.Tools)})
+			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
 	}
 	ls := layers(c)
 	if len(ls) > 0 {
@@ -117,17 +116,17 @@ func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, erro
 		for _, l := range ls {
 			b.WriteString(l.text)
 			bd.Spans = append(bd.Spans, prompt.Span{Name: "context: " + l.name, Role: "user", First: 0, Last: 0,
-				Tokens: token.Estimate(l.text), Preview: prompt.Preview(l.text, 60)})
+				Tokens: c.Tokens(l.text), Preview: prompt.Preview(l.text, 60)})
 		}
 		req.Messages = append(req.Messages, llm.UserText(b.String()), llm.AssistantText(Ack))
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "ack", Role: "assistant", First: 1, Last: 1,
-			Tokens: token.Estimate(Ack), Preview: prompt.Preview(Ack, 60)})
+			Tokens: c.Tokens(Ack), Preview: prompt.Preview(Ack, 60)})
 	}
 	first := len(req.Messages)
 	req.Messages = append(req.Messages, c.History...)
 	n := 0
 	for _, m := range c.History {
-		n += token.EstimateBlocks(m.Content)
+		n += c.BlockTokens(m.Content)
 	}
 	bd.Spans = append(bd.Spans, prompt.Span{Name: "history", Role: "mixed", First: first, Last: len(req.Messages) - 1,
 		Tokens: n, Preview: prompt.Preview(c.History[0].Text(), 60)})

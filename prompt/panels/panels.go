@@ -19,7 +19,6 @@ import (
 
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
-	"github.com/strata-agent/strata/token"
 )
 
 // Exact texts (seed 002, Prompt Text Constants and Seed Re-injection).
@@ -104,19 +103,19 @@ func Footer(now int64) string {
 // Assemble lays out the request. It fails only on an empty history.
 func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
 	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools}
-	bd := &prompt.Breakdown{Layout: "panels", Counter: token.Estimator{}.Name()}
+	bd := &prompt.Breakdown{Layout: "panels", Counter: c.CounterName()}
 	span := func(name, role string, first int, text string) {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: name, Role: role, First: first, Last: len(req.Messages) - 1,
-			Tokens: token.Estimate(text), Preview: prompt.Preview(text, 60)})
+			Tokens: c.Tokens(text), Preview: prompt.Preview(text, 60)})
 	}
 	if len(c.Tools) > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
-			Tokens: token.EstimateTools(c.Tools), Preview: prompt.ToolNames(c.Tools)})
+			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
 	}
 	if c.System != "" {
 		req.System = []llm.Block{llm.TextBlock(c.System)}
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
-			Tokens: token.Estimate(c.System), Preview: prompt.Preview(c.System, 60)})
+			Tokens: c.Tokens(c.System), Preview: prompt.Preview(c.System, 60)})
 	}
 	items := Items(c)
 	for i, it := range items {
@@ -154,7 +153,7 @@ func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, erro
 	req.Messages = append(req.Messages, hist...)
 	n := 0
 	for _, m := range hist {
-		n += token.EstimateBlocks(m.Content)
+		n += c.BlockTokens(m.Content)
 	}
 	bd.Spans = append(bd.Spans, prompt.Span{Name: "conversation", Role: "mixed", First: first, Last: len(req.Messages) - 1,
 		Tokens: n, Preview: prompt.Preview(hist[0].Text(), 60)})

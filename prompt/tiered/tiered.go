@@ -28,7 +28,6 @@ import (
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/prompt/stability"
-	"github.com/strata-agent/strata/token"
 )
 
 // Header constants (seed 004, "Header Constants" and "Block Details").
@@ -129,10 +128,10 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	hist := historyTiers(past, tiers)
 
 	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools}
-	bd := &prompt.Breakdown{Layout: "tiered", Counter: token.Estimator{}.Name()}
+	bd := &prompt.Breakdown{Layout: "tiered", Counter: c.CounterName()}
 	if len(c.Tools) > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
-			Tokens: token.EstimateTools(c.Tools), Preview: prompt.ToolNames(c.Tools)})
+			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
 	}
 	files := func(t stability.Tier) string {
 		var parts []string
@@ -156,12 +155,12 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		}
 	}
 	span := func(name string, first int, text string, brk bool) {
-		n := token.Estimate(text)
+		n := c.Tokens(text)
 		for _, m := range req.Messages[first:] {
-			n += token.EstimateBlocks(m.Content)
+			n += c.BlockTokens(m.Content)
 		}
 		if text != "" && len(req.Messages) > first {
-			n -= token.Estimate(text) // counted in the messages already
+			n -= c.Tokens(text) // counted in the messages already
 		}
 		bd.Spans = append(bd.Spans, prompt.Span{Name: name, Role: "mixed", First: first, Last: len(req.Messages) - 1,
 			Tokens: n, Preview: prompt.Preview(text, 60), Break: brk})
@@ -186,7 +185,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 			}
 		}
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "L0 system + history", Role: "system", First: -1, Last: len(req.Messages) - 1,
-			Tokens: token.Estimate(system) + estimate(req.Messages), Preview: prompt.Preview(system, 60), Break: brk})
+			Tokens: c.Tokens(system) + estimate(c, req.Messages), Preview: prompt.Preview(system, 60), Break: brk})
 	}
 	// L1–L3: a files pair (if any), then the tier's history.
 	for t := stability.L1; t <= stability.L3; t++ {
@@ -283,10 +282,10 @@ func withReminder(m llm.Message, reminder string) llm.Message {
 	return m
 }
 
-func estimate(ms []llm.Message) int {
+func estimate(c *prompt.Context, ms []llm.Message) int {
 	n := 0
 	for _, m := range ms {
-		n += token.EstimateBlocks(m.Content)
+		n += c.BlockTokens(m.Content)
 	}
 	return n
 }
