@@ -4,6 +4,12 @@
 // feeds the results back, and repeats until the model ends its turn or a limit
 // is hit (seed 001 "Message Loop", seed 003 "Turn").
 //
+// Each user turn passes the stages RECEIVE_INPUT → COMPOSE_REQUEST →
+// SEND_REQUEST → STREAM_RESPONSE → TOOL_CALL → RENDER, each with pre and post
+// hooks (transform, guard, observer; see Hook). Every tool call goes through
+// the authority stack: the agent's allowed tools, the approval Mode (with an
+// Approver for ask), guard hooks (any deny wins), then execution.
+//
 // Every step is reported on an event.Bus in the strict order of seed 003.
 // Events are observations only: nothing an observer does changes the loop.
 package agent
@@ -15,6 +21,7 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/strata-agent/strata/event"
@@ -27,43 +34,108 @@ import (
 // 001: settings.json.runtime.continuation.maxIterations defaults to 50).
 const DefaultMaxTurns = 50
 
-// ErrMaxTurns is returned (wrapped) when a user turn needs more model calls
-// than Config.MaxTurns allows. Tool calls made before the limit have run.
-var ErrMaxTurns = errors.New("agent: max turns reached")
+// Errors returned (wrapped) by Prompt and Resume.
+var (
+	// ErrMaxTurns: a user turn needed more model calls than Config.MaxTurns
+	// allows. Tool calls made before the limit have run.
+	ErrMaxTurns = errors.New("agent: max turns reached")
+	// ErrTokenLimit: the loop's total tokens reached Config.MaxSessionTokens.
+	ErrTokenLimit = errors.New("agent: session token limit reached")
+	// ErrAborted: Config.BeforeTurn returned an error and the turn did not run.
+	ErrAborted = errors.New("agent: turn aborted by before_turn")
+	// ErrDenied: a guard hook denied the input or the request.
+	ErrDenied = errors.New("agent: denied by a guard hook")
+)
 
 // Config wires an Agent. Provider, Layout and Tools are required.
 type Config struct {
 	Provider llm.Provider
 	Layout   prompt.Layout
 	Tools    *tool.Registry
-	// Env is the workspace the tools run in; nil means the tools get an Env
-	// with an empty Workdir (and will refuse relative paths).
+	// Env is the workspace the tools run in; nil means an Env with an empty
+	// Workdir (the process's working directory).
 	Env       *tool.Env
 	Model     string // model id sent to the provider
 	MaxTokens int64  // output cap per model call, tokens; 0 = provider default
 	// Context is the template of every turn's prompt.Context: system
 	// instructions, summary, hook outputs, files, skills. The loop fills in
-	// Model, MaxTokens, Tools and History each turn.
+	// Model, MaxTokens, Tools, History and Now each turn.
 	Context prompt.Context
 	// MaxTurns is the continuation limit: model calls per user message
 	// (0 = DefaultMaxTurns).
 	MaxTurns int
+	// MaxSessionTokens caps the loop's total tokens (llm.Usage.Total summed
+	// over every model call); 0 = no cap. It is checked before each turn.
+	MaxSessionTokens int64
 	// Bus receives the loop's events; nil means events are discarded.
 	Bus *event.Bus
+
+	// Hooks run at the stages' pre and post points, in registration order.
+	Hooks []Hook
+	// AllowedTool is step 1 of the authority stack: the agent's tools (kiro
+	// `tools`). nil allows every registered tool.
+	AllowedTool func(name string) bool
+	// Mode is step 2: how allowed calls are approved ("" = ModeAll).
+	Mode Mode
+	// PreApproved says whether a call is approved without asking in
+	// ModeAllowlist (kiro `allowedTools` and `toolsSettings`). nil approves
+	// nothing.
+	PreApproved func(call llm.Block) bool
+	// Approver answers for calls ModeAsk and ModeAllowlist cannot decide;
+	// nil rejects them with a reason saying no approver is configured.
+	Approver Approver
+	// BeforeTurn runs before every turn, after the limits are checked; an
+	// error aborts the turn (ErrAborted). AfterTurn runs after every turn
+	// with its record.
+	BeforeTurn func(ctx context.Context, info TurnInfo) error
+	AfterTurn  func(ctx context.Context, rec TurnRecord)
 }
 
-// Agent is one conversation (one loop) with a model. It is not safe for
-// concurrent use: run one Prompt at a time.
+// TurnInfo describes a turn about to start (seed 003 before_turn).
+type TurnInfo struct {
+	ID            event.TurnID
+	Trigger       event.Trigger
+	CorrelationID string
+}
+
+// TurnRecord is one finished turn (seed 003 Turn): its input messages, the
+// assistant message, the tool results, usage in tokens and wall-clock times.
+type TurnRecord struct {
+	TurnInfo
+	Input       []llm.Message
+	Output      llm.Message
+	ToolResults []llm.Block
+	Usage       llm.Usage
+	StopReason  llm.StopReason
+	StartedAt   time.Time
+	EndedAt     time.Time
+	Err         error // non-nil when the turn failed
+}
+
+// Agent is one conversation (one loop) with a model. Prompt and Resume must
+// not run concurrently; Steer and FollowUp may be called from any goroutine.
 type Agent struct {
 	cfg     Config
 	loopID  string
 	history []llm.Message
-	turns   int // turns started in this loop (next turn index)
+	turns   int // next turn index in this loop
 	usage   llm.Usage
+	first   event.Trigger // trigger of the loop's next first turn (user, sub_agent, branch)
+	always  map[string]bool
+
+	mu        sync.Mutex
+	steering  []string
+	followUps []string
 }
 
-// New checks cfg and returns an agent with an empty history.
+// New checks cfg and returns an agent with an empty history and a new loop id.
 func New(cfg Config) (*Agent, error) {
+	return Restore(cfg, NewID(), nil, 0)
+}
+
+// Restore returns an agent continuing loop loopID (a resumed session) with
+// its stored history; next is the index of its next turn. It fails like New.
+func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent, error) {
 	switch {
 	case cfg.Provider == nil:
 		return nil, errors.New("agent: Config.Provider is nil")
@@ -73,6 +145,22 @@ func New(cfg Config) (*Agent, error) {
 		return nil, errors.New("agent: Config.Tools is nil")
 	case cfg.MaxTurns < 0:
 		return nil, fmt.Errorf("agent: Config.MaxTurns is %d; want ≥ 0", cfg.MaxTurns)
+	case cfg.MaxSessionTokens < 0:
+		return nil, fmt.Errorf("agent: Config.MaxSessionTokens is %d; want ≥ 0", cfg.MaxSessionTokens)
+	case loopID == "":
+		return nil, errors.New("agent: loop id is empty")
+	}
+	switch cfg.Mode {
+	case "":
+		cfg.Mode = ModeAll
+	case ModeAll, ModeAsk, ModeAllowlist:
+	default:
+		return nil, fmt.Errorf("agent: Config.Mode %q; want ask, allowlist or all", cfg.Mode)
+	}
+	for i, h := range cfg.Hooks {
+		if h.Func == nil || h.Stage == "" || (h.Phase != PhasePre && h.Phase != PhasePost) {
+			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre or post", i, h.Name)
+		}
 	}
 	if cfg.MaxTurns == 0 {
 		cfg.MaxTurns = DefaultMaxTurns
@@ -80,7 +168,8 @@ func New(cfg Config) (*Agent, error) {
 	if cfg.Env == nil {
 		cfg.Env = &tool.Env{}
 	}
-	return &Agent{cfg: cfg, loopID: NewID()}, nil
+	return &Agent{cfg: cfg, loopID: loopID, history: append([]llm.Message(nil), history...), turns: next,
+		first: event.TriggerUser, always: map[string]bool{}}, nil
 }
 
 // LoopID returns the id of the agent's loop.
@@ -92,6 +181,46 @@ func (a *Agent) History() []llm.Message { return a.history }
 // Usage returns the summed usage of every model call in the loop.
 func (a *Agent) Usage() llm.Usage { return a.usage }
 
+// SetFirstTrigger sets the trigger of the next user turn's first model call:
+// event.TriggerSubAgent for a child loop, event.TriggerBranch for a branched
+// loop. It applies once; later turns are TriggerUser again.
+func (a *Agent) SetFirstTrigger(t event.Trigger) { a.first = t }
+
+// Steer queues a steering message: it is added as a user message before the
+// next model call of the running user turn (or of the next one).
+func (a *Agent) Steer(text string) {
+	a.mu.Lock()
+	a.steering = append(a.steering, text)
+	a.mu.Unlock()
+}
+
+// FollowUp queues a follow-up message: when the loop would stop (the model
+// ended its turn), it is added as a user message and the loop goes on.
+func (a *Agent) FollowUp(text string) {
+	a.mu.Lock()
+	a.followUps = append(a.followUps, text)
+	a.mu.Unlock()
+}
+
+func (a *Agent) takeSteering() []string {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	s := a.steering
+	a.steering = nil
+	return s
+}
+
+func (a *Agent) takeFollowUp() (string, bool) {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.followUps) == 0 {
+		return "", false
+	}
+	s := a.followUps[0]
+	a.followUps = a.followUps[1:]
+	return s, true
+}
+
 // Result is the outcome of one user turn.
 type Result struct {
 	Message    llm.Message    // the last assistant message
@@ -100,41 +229,109 @@ type Result struct {
 	Turns      int            // model calls made
 }
 
-// Prompt runs one user turn: it appends text as a user message and loops
-// (compose → send → stream → tools) until the model stops without asking for
-// tools. It returns ErrMaxTurns (wrapped, after an AgentStopped event) when
-// the continuation limit is reached, the provider's error when a model call
-// fails (the failed call leaves no assistant message in the history), and
-// ctx.Err() when cancelled.
+// Prompt runs one user turn: it passes text through the receive_input hooks,
+// appends it as a user message and loops (compose → send → stream → tools)
+// until the model stops without asking for tools and no follow-up is queued.
+// Errors (wrapped): ErrDenied when a guard hook refuses the input or a
+// request; ErrMaxTurns, ErrTokenLimit (after an AgentStopped event);
+// ErrAborted; the provider's error when a model call fails (the failed call
+// leaves no assistant message in the history); ctx.Err() when cancelled.
 func (a *Agent) Prompt(ctx context.Context, text string) (*Result, error) {
 	if strings.TrimSpace(text) == "" {
 		return nil, errors.New("agent: prompt is empty")
 	}
 	corr := NewID()
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
-	res := &Result{}
+	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Input: &text}
+	if err := a.runHooks(ctx, p); err != nil {
+		return a.endSession(corr, &Result{}, err)
+	}
 	input := []llm.Message{a.appendUser(llm.TextBlock(text))}
-	trigger := event.TriggerUser
+	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Input: &text}
+	if err := a.runHooks(ctx, p); err != nil {
+		return a.endSession(corr, &Result{}, err)
+	}
+	trigger := a.first
+	a.first = event.TriggerUser
+	return a.loop(ctx, corr, trigger, input, &Result{})
+}
+
+// loop makes model calls until the model stops, a limit is hit or an error
+// occurs, then ends the user turn (RENDER hooks, SessionTurnEnd).
+func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, input []llm.Message, res *Result) (*Result, error) {
 	for {
-		if res.Turns >= a.cfg.MaxTurns {
-			msg := fmt.Sprintf("[agent stopped: max turns %d reached; tool calls made before the limit have completed]", a.cfg.MaxTurns)
-			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Text: msg, Error: ErrMaxTurns.Error()})
-			a.emit(event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), Error: ErrMaxTurns.Error()})
-			return res, fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns)
+		if steer := a.takeSteering(); len(steer) > 0 {
+			blocks := make([]llm.Block, len(steer))
+			for i, s := range steer {
+				blocks[i] = llm.TextBlock(s)
+			}
+			m := a.appendUser(blocks...)
+			if len(input) > 0 && input[len(input)-1].Role == llm.RoleUser {
+				input[len(input)-1] = m // the same, merged, message
+			} else {
+				input = append(input, m)
+			}
+		}
+		if err := a.checkLimits(corr, res); err != nil {
+			return a.endSession(corr, res, err)
 		}
 		resp, err := a.turn(ctx, corr, trigger, input, res)
 		if err != nil {
-			a.emit(event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), Error: err.Error()})
-			return res, err
+			return a.endSession(corr, res, err)
 		}
 		input, trigger = nil, event.TriggerContinuation
 		res.Message, res.StopReason = resp.Message, resp.StopReason
-		if !a.continues(resp) {
-			break
+		if a.continues(resp) || a.hasSteering() {
+			continue
+		}
+		if text, ok := a.takeFollowUp(); ok {
+			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerUser
+			continue
+		}
+		break
+	}
+	resp := &llm.Response{Message: res.Message, StopReason: res.StopReason, Usage: res.Usage}
+	for _, ph := range []Phase{PhasePre, PhasePost} {
+		if err := a.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: corr, Response: resp}); err != nil {
+			return a.endSession(corr, res, err)
 		}
 	}
-	a.emit(event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), StopReason: res.StopReason})
-	return res, nil
+	return a.endSession(corr, res, nil)
+}
+
+func (a *Agent) hasSteering() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return len(a.steering) > 0
+}
+
+// checkLimits stops the loop explicitly (AgentStopped, a terminal event with
+// a message for the user) when the continuation or token limit is reached.
+func (a *Agent) checkLimits(corr string, res *Result) error {
+	var msg string
+	var err error
+	switch {
+	case res.Turns >= a.cfg.MaxTurns:
+		msg = fmt.Sprintf("[agent stopped: max turns %d reached; tool calls made before the limit have completed]", a.cfg.MaxTurns)
+		err = fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns)
+	case a.cfg.MaxSessionTokens > 0 && a.usage.Total >= a.cfg.MaxSessionTokens:
+		msg = fmt.Sprintf("[agent stopped: session token limit %d reached (%d tokens used)]", a.cfg.MaxSessionTokens, a.usage.Total)
+		err = fmt.Errorf("%w (%d of %d tokens)", ErrTokenLimit, a.usage.Total, a.cfg.MaxSessionTokens)
+	default:
+		return nil
+	}
+	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Text: msg, Error: err.Error()})
+	return err
+}
+
+// endSession emits SessionTurnEnd and returns res with err.
+func (a *Agent) endSession(corr string, res *Result, err error) (*Result, error) {
+	e := event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), StopReason: res.StopReason}
+	if err != nil {
+		e.Error = err.Error()
+	}
+	a.emit(e)
+	return res, err
 }
 
 // continues reports whether the loop makes another model call after resp:
@@ -145,85 +342,6 @@ func (a *Agent) continues(resp *llm.Response) bool {
 		return true
 	}
 	return len(resp.Message.ToolUses()) > 0 && resp.StopReason != llm.StopMaxTokens
-}
-
-// turn runs one model call and the tool calls it asks for.
-func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input []llm.Message, res *Result) (*llm.Response, error) {
-	id := &event.TurnID{LoopID: a.loopID, Index: a.turns}
-	a.turns++
-	res.Turns++
-	a.emit(event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: id, Trigger: trig})
-	for i := range input {
-		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: input[i].Role}})
-		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: id, Message: &input[i]})
-	}
-	fail := func(err error) (*llm.Response, error) {
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: id, Error: err.Error()})
-		return nil, err
-	}
-	pc := a.cfg.Context
-	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.MaxTokens, a.cfg.Tools.Specs(), a.history
-	pc.Now = time.Now().UnixMilli()
-	req, _, err := a.cfg.Layout.Assemble(&pc)
-	if err != nil {
-		return fail(fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err))
-	}
-	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
-	started := false
-	resp, err := a.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
-		if !started {
-			started = true
-			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
-		}
-		a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: &d})
-	})
-	if err != nil {
-		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Error: err.Error()})
-		return fail(err)
-	}
-	if !started {
-		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
-	}
-	a.history = append(a.history, resp.Message)
-	a.usage = a.usage.Add(resp.Usage)
-	res.Usage = res.Usage.Add(resp.Usage)
-	a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: id, Message: &resp.Message, StopReason: resp.StopReason})
-	a.emit(event.Event{Kind: event.ProviderResponse, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(),
-		Model: resp.Model, Usage: &resp.Usage, StopReason: resp.StopReason})
-
-	if calls := resp.Message.ToolUses(); len(calls) > 0 {
-		results := a.runTools(ctx, corr, id, calls, resp.StopReason)
-		a.appendUser(results...)
-	}
-	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: id, Usage: &resp.Usage, StopReason: resp.StopReason})
-	return resp, nil
-}
-
-// runTools executes calls in order and returns one tool_result per call. When
-// the response was cut at max_tokens or ctx is cancelled, calls not yet run get
-// an is_error result saying why, so the history stays a valid conversation.
-func (a *Agent) runTools(ctx context.Context, corr string, id *event.TurnID, calls []llm.Block, stop llm.StopReason) []llm.Block {
-	out := make([]llm.Block, 0, len(calls))
-	for i := range calls {
-		call := calls[i]
-		var result llm.Block
-		switch {
-		case stop == llm.StopMaxTokens:
-			result = llm.ToolResultBlock(call.ID, "tool call not executed: the model's response was cut off at max_tokens", true)
-		case ctx.Err() != nil:
-			result = llm.ToolResultBlock(call.ID, "tool call not executed: cancelled", true)
-		default:
-			a.emit(event.Event{Kind: event.ToolExecutionStart, CorrelationID: corr, Turn: id, ToolCall: &call})
-			env := *a.cfg.Env
-			env.Progress = func(msg string) {
-				a.emit(event.Event{Kind: event.ToolExecutionUpdate, CorrelationID: corr, Turn: id, ToolCall: &call, Text: msg})
-			}
-			result = a.cfg.Tools.Execute(ctx, &env, call)
-			a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: id, ToolCall: &call, ToolResult: &result})
-		}
-		out = append(out, result)
-	}
-	return out
 }
 
 // appendUser adds blocks as a user message, merging them into the last

@@ -39,6 +39,9 @@ func (r *recorder) kinds() []string {
 	return out
 }
 
+// lastServer is the replay server of the latest newAgent call.
+var lastServer *replay.Server
+
 // newAgent wires an agent to a replay server playing script, with the real
 // built-in tools rooted in a temp workspace.
 func newAgent(t *testing.T, maxTurns int, script ...replay.Response) (*Agent, *recorder, *event.Bus, string) {
@@ -48,6 +51,7 @@ func newAgent(t *testing.T, maxTurns int, script ...replay.Response) (*Agent, *r
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
+	lastServer = srv
 	ws := t.TempDir()
 	bus := event.NewBus()
 	rec := &recorder{}
@@ -145,7 +149,7 @@ func TestPromptRunsToolsAndOrdersEvents(t *testing.T) {
 		}
 		want = append(want, "provider_request", "message_start", "message_end", "provider_response")
 		if tools {
-			want = append(want, "tool_execution_start", "tool_execution_end")
+			want = append(want, "tool_call_approved", "tool_execution_start", "tool_execution_end")
 		}
 		want = append(want, "turn_end")
 	}

@@ -230,9 +230,12 @@ func (r *Recorder) turn(ctx context.Context, ls *loopState, e event.Event) (*tur
 	t := &turnState{index: e.Turn.Index, written: true, resSeq: -1}
 	var started int64
 	var status string
-	err := r.store.db.QueryRowContext(ctx, `SELECT triggered_by, correlation_id, status, stop_reason, started_at
+	var u llm.Usage
+	err := r.store.db.QueryRowContext(ctx, `SELECT triggered_by, correlation_id, status, stop_reason, started_at,
+		input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens
 		FROM turns WHERE loop_id = ? AND turn_index = ?`, e.Turn.LoopID, e.Turn.Index).
-		Scan(&t.trigger, &t.corr, &status, &t.stop, &started)
+		Scan(&t.trigger, &t.corr, &status, &t.stop, &started, &u.Input, &u.Output, &u.Reasoning, &u.CacheRead, &u.CacheWrite, &u.Total)
+	t.usage = &u // the model call's usage, kept when a resume ends the turn
 	if errors.Is(err, sql.ErrNoRows) || (err == nil && status != string(TurnInProgress)) {
 		return nil, fmt.Errorf("turn %d of loop %s: no turn_start seen and no turn in progress stored", e.Turn.Index, e.Turn.LoopID)
 	}

@@ -1,0 +1,184 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// Texts of the tool_results the loop gives calls it does not run. They match
+// what session.Recorder stores for calls without a tool_execution_end.
+const (
+	notRunMaxTokens = "tool call not executed: the model's response was cut off at max_tokens"
+	notRunCancelled = "tool call not executed: cancelled"
+)
+
+// runTools authorizes calls in call order (asking the Approver one call at a
+// time), then executes the approved ones in order; it returns one tool_result
+// per call. Every call ends with a ToolExecutionEnd event carrying its
+// result, also calls that did not run (denied, cut at max_tokens, cancelled),
+// so observers and the session recorder see every call resolved.
+func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, calls []llm.Block, stop llm.StopReason) []llm.Block {
+	out := make([]llm.Block, len(calls))
+	approved := make([]bool, len(calls))
+	for i, call := range calls {
+		switch {
+		case stop == llm.StopMaxTokens:
+			out[i] = llm.ToolResultBlock(call.ID, notRunMaxTokens, true)
+		case ctx.Err() != nil:
+			out[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true)
+		default:
+			ok, by, reason := a.authorize(ctx, corr, id, i, call)
+			if ok {
+				approved[i] = true
+				a.emit(event.Event{Kind: event.ToolCallApproved, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], Text: by})
+				continue
+			}
+			a.emit(event.Event{Kind: event.ToolCallDenied, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], Text: reason})
+			out[i] = llm.ToolResultBlock(call.ID, "tool call denied: "+reason, true)
+		}
+	}
+	for i := range calls {
+		if approved[i] {
+			out[i] = a.execute(ctx, corr, id, calls[i])
+			continue
+		}
+		a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], ToolResult: &out[i]})
+	}
+	return out
+}
+
+// authorize runs the authority stack for one call (seed 001): (1) the agent's
+// allowed tools, (2) the approval mode, (3) guard hooks at tool_call pre —
+// any deny wins. It returns who approved, or the reason for the denial.
+func (a *Agent) authorize(ctx context.Context, corr string, id event.TurnID, index int, call llm.Block) (ok bool, by, reason string) {
+	if a.cfg.AllowedTool != nil && !a.cfg.AllowedTool(call.Name) {
+		return false, "", fmt.Sprintf("tool %q is not among the agent's tools", call.Name)
+	}
+	switch {
+	case a.cfg.Mode == ModeAll:
+		by = "mode all"
+	case a.cfg.Mode == ModeAllowlist && a.cfg.PreApproved != nil && a.cfg.PreApproved(call):
+		by = "allowlist"
+	case a.always[call.Name]:
+		by = "allowed always"
+	case a.cfg.Approver == nil:
+		return false, "", fmt.Sprintf("tool %q needs approval (mode %s) and no approver is configured", call.Name, a.cfg.Mode)
+	default:
+		d, err := a.cfg.Approver.Approve(ctx, ApprovalRequest{CorrelationID: corr, Turn: id, Call: call, Index: index})
+		if err != nil {
+			return false, "", fmt.Sprintf("approval failed: %v", err)
+		}
+		switch d {
+		case AllowOnce:
+			by = "user: allow once"
+		case AllowAlways:
+			a.always[call.Name] = true
+			by = "user: allow always"
+		default:
+			return false, "", fmt.Sprintf("rejected by the user (%s)", d)
+		}
+	}
+	p := &Payload{Stage: StageToolCall, Phase: PhasePre, CorrelationID: corr, Turn: &id, ToolCall: &call}
+	if err := a.guards(ctx, p); err != nil {
+		return false, "", err.Error()
+	}
+	return true, by, ""
+}
+
+// guards runs only the guard hooks of p's stage and phase.
+func (a *Agent) guards(ctx context.Context, p *Payload) error {
+	for _, h := range a.cfg.Hooks {
+		if h.Kind != HookGuard || h.Stage != p.Stage || h.Phase != p.Phase {
+			continue
+		}
+		v, err := h.Func(ctx, p)
+		if err != nil && v.Reason == "" {
+			v.Reason = err.Error()
+		}
+		if v.Deny || err != nil {
+			return fmt.Errorf("denied by hook %s: %s", h.Name, v.Reason)
+		}
+	}
+	return nil
+}
+
+// childKey carries a slot for the child loop id a sub-agent tool sets.
+type childKey struct{}
+
+type childSlot struct {
+	mu sync.Mutex
+	id string
+}
+
+// setChildLoop records the child loop id of the running tool call (see
+// SubAgentTool); it is a no-op outside a loop's tool call.
+func setChildLoop(ctx context.Context, id string) {
+	if s, ok := ctx.Value(childKey{}).(*childSlot); ok {
+		s.mu.Lock()
+		s.id = id
+		s.mu.Unlock()
+	}
+}
+
+// execute runs one approved call: transform hooks at tool_call pre may change
+// its input, the tool runs, transform hooks at tool_call post may change the
+// result; ToolExecutionStart/Update/End are emitted around it.
+func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call llm.Block) llm.Block {
+	pre := &Payload{Stage: StageToolCall, Phase: PhasePre, CorrelationID: corr, Turn: &id, ToolCall: &call}
+	a.runNonGuards(ctx, pre)
+	a.emit(event.Event{Kind: event.ToolExecutionStart, CorrelationID: corr, Turn: &id, ToolCall: &call})
+	env := *a.cfg.Env
+	env.Progress = func(msg string) {
+		a.emit(event.Event{Kind: event.ToolExecutionUpdate, CorrelationID: corr, Turn: &id, ToolCall: &call, Text: msg})
+	}
+	slot := &childSlot{}
+	result := a.cfg.Tools.Execute(context.WithValue(ctx, childKey{}, slot), &env, call)
+	post := &Payload{Stage: StageToolCall, Phase: PhasePost, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result}
+	a.runNonGuards(ctx, post)
+	a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result, ChildLoopID: slot.id})
+	return result
+}
+
+// runNonGuards runs the transform and observer hooks of p's stage and phase
+// (guards of tool_call pre already ran in authorize; a guard at tool_call
+// post cannot undo a call that ran and is ignored).
+func (a *Agent) runNonGuards(ctx context.Context, p *Payload) {
+	for _, h := range a.cfg.Hooks {
+		if h.Kind == HookGuard || h.Stage != p.Stage || h.Phase != p.Phase {
+			continue
+		}
+		if _, err := h.Func(ctx, p); err != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: p.CorrelationID, Turn: p.Turn,
+				Text: fmt.Sprintf("hook %s (%s %s %s) failed: %v", h.Name, h.Kind, p.Stage, p.Phase, err)})
+		}
+	}
+}
+
+// Resume finishes a loop a crash cut off: it runs pending — the tool calls of
+// turn turnIndex's assistant message that have no result yet (see
+// session.Store.Pending) — through the authority stack, ends that turn, and
+// continues the loop until the model stops. Calls that completed before the
+// crash are not run again. With no pending calls it only continues when the
+// history ends in tool results (the model has not answered them yet); it
+// returns (nil, nil) when there is nothing to do.
+func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block) (*Result, error) {
+	corr := NewID()
+	res := &Result{}
+	n := len(a.history)
+	needsCall := n > 0 && a.history[n-1].Role == llm.RoleUser
+	if len(pending) == 0 && !needsCall {
+		return nil, nil
+	}
+	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: "[resume]"})
+	if len(pending) > 0 {
+		id := event.TurnID{LoopID: a.loopID, Index: turnIndex}
+		results := a.runTools(ctx, corr, id, pending, llm.StopToolUse)
+		a.appendUser(results...)
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, StopReason: llm.StopToolUse})
+	}
+	return a.loop(ctx, corr, event.TriggerContinuation, nil, res)
+}

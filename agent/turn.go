@@ -1,0 +1,161 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// turn runs one model call and the tool calls it asks for, in seed 003's
+// order: before_turn → TurnStart → input MessageStart/End → MessageStart →
+// MessageUpdate* → MessageEnd → tools → TurnEnd → after_turn.
+func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input []llm.Message, res *Result) (*llm.Response, error) {
+	id := event.TurnID{LoopID: a.loopID, Index: a.turns}
+	info := TurnInfo{ID: id, Trigger: trig, CorrelationID: corr}
+	if a.cfg.BeforeTurn != nil {
+		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
+			err = fmt.Errorf("%w: %v", ErrAborted, err)
+			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: &id, Text: "[agent stopped: " + err.Error() + "]", Error: err.Error()})
+			return nil, err
+		}
+	}
+	a.turns++
+	res.Turns++
+	rec := TurnRecord{TurnInfo: info, Input: input, StartedAt: time.Now()}
+	a.emit(event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig})
+	for i := range input {
+		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: &id, Message: &llm.Message{Role: input[i].Role}})
+		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: &id, Message: &input[i]})
+	}
+	resp, err := a.call(ctx, corr, &id)
+	if err != nil {
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Error: err.Error()})
+		rec.Err, rec.EndedAt = err, time.Now()
+		a.afterTurn(ctx, rec)
+		return nil, err
+	}
+	a.history = append(a.history, resp.Message)
+	a.usage = a.usage.Add(resp.Usage)
+	res.Usage = res.Usage.Add(resp.Usage)
+	if calls := resp.Message.ToolUses(); len(calls) > 0 {
+		rec.ToolResults = a.runTools(ctx, corr, id, calls, resp.StopReason)
+		a.appendUser(rec.ToolResults...)
+	}
+	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &resp.Usage, StopReason: resp.StopReason})
+	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, resp.Usage, resp.StopReason, time.Now()
+	a.afterTurn(ctx, rec)
+	return resp, nil
+}
+
+func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
+	if a.cfg.AfterTurn != nil {
+		a.cfg.AfterTurn(ctx, rec)
+	}
+}
+
+// call composes the request, sends it and streams the answer (stages
+// COMPOSE_REQUEST, SEND_REQUEST, STREAM_RESPONSE). On success the assistant
+// message has been announced with MessageStart … MessageEnd; on failure no
+// assistant message exists.
+func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.Response, error) {
+	pc := a.cfg.Context
+	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.MaxTokens, a.toolSpecs(), a.history
+	pc.Now = time.Now().UnixMilli()
+	hook := func(st Stage, ph Phase, p Payload) error {
+		p.Stage, p.Phase, p.CorrelationID, p.Turn = st, ph, corr, id
+		return a.runHooks(ctx, &p)
+	}
+	if err := hook(StageComposeRequest, PhasePre, Payload{Context: &pc}); err != nil {
+		return nil, err
+	}
+	req, _, err := a.cfg.Layout.Assemble(&pc)
+	if err != nil {
+		return nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
+	}
+	for _, st := range []struct {
+		s Stage
+		p Phase
+	}{{StageComposeRequest, PhasePost}, {StageSendRequest, PhasePre}} {
+		if err := hook(st.s, st.p, Payload{Request: req}); err != nil {
+			return nil, err
+		}
+	}
+	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
+	started := false
+	var hookErr error
+	begin := func() {
+		if !started {
+			started = true
+			hookErr = hook(StageSendRequest, PhasePost, Payload{Request: req})
+			if hookErr == nil {
+				hookErr = hook(StageStreamResponse, PhasePre, Payload{Request: req})
+			}
+			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
+		}
+	}
+	resp, err := a.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
+		begin()
+		a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: &d})
+	})
+	if err != nil {
+		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Error: err.Error()})
+		return nil, err
+	}
+	begin()
+	if hookErr == nil {
+		hookErr = hook(StageStreamResponse, PhasePost, Payload{Request: req, Response: resp})
+	}
+	if hookErr != nil {
+		return nil, hookErr
+	}
+	a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: id, Message: &resp.Message, StopReason: resp.StopReason})
+	a.emit(event.Event{Kind: event.ProviderResponse, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(),
+		Model: resp.Model, Usage: &resp.Usage, StopReason: resp.StopReason})
+	return resp, nil
+}
+
+// toolSpecs are the registered tools the agent may use (authority step 1 also
+// decides what the model is offered).
+func (a *Agent) toolSpecs() []llm.ToolSpec {
+	specs := a.cfg.Tools.Specs()
+	if a.cfg.AllowedTool == nil {
+		return specs
+	}
+	out := specs[:0:0]
+	for _, s := range specs {
+		if a.cfg.AllowedTool(s.Name) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// runHooks runs the hooks registered for p's stage and phase, in order. A
+// guard's deny (or error) stops at once and returns an error wrapping
+// ErrDenied that names the hook and its reason; errors of transforms and
+// observers are reported as Progress events and do not stop the loop.
+func (a *Agent) runHooks(ctx context.Context, p *Payload) error {
+	for _, h := range a.cfg.Hooks {
+		if h.Stage != p.Stage || h.Phase != p.Phase {
+			continue
+		}
+		v, err := h.Func(ctx, p)
+		if h.Kind == HookGuard {
+			if err != nil && v.Reason == "" {
+				v = Verdict{Deny: true, Reason: err.Error()}
+			}
+			if v.Deny || err != nil {
+				return fmt.Errorf("%w: %s (%s %s): %s", ErrDenied, h.Name, p.Stage, p.Phase, v.Reason)
+			}
+			continue
+		}
+		if err != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: p.CorrelationID, Turn: p.Turn,
+				Text: fmt.Sprintf("hook %s (%s %s %s) failed: %v", h.Name, h.Kind, p.Stage, p.Phase, err)})
+		}
+	}
+	return nil
+}
