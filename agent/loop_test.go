@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -17,6 +18,7 @@ import (
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/prompt/flat"
+	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/tool"
 )
 
@@ -224,7 +226,10 @@ func TestAllowedToolsFirst(t *testing.T) {
 // denies the request and ends the user turn with ErrDenied.
 func TestStageHooks(t *testing.T) {
 	transform := Hook{Name: "tag", Stage: StageReceiveInput, Phase: PhasePre, Kind: HookTransform,
-		Func: func(_ context.Context, p *Payload) (Verdict, error) { *p.Input = "[tagged] " + *p.Input; return Verdict{}, nil }}
+		Func: func(_ context.Context, p *Payload) (Verdict, error) {
+			*p.Input = "[tagged] " + *p.Input
+			return Verdict{}, nil
+		}}
 	a, _, bus, _, srv := parallelAgent(t, Config{Hooks: []Hook{transform}})
 	if _, err := a.Prompt(context.Background(), "Who is the youngest?"); err != nil {
 		t.Fatal(err)
@@ -234,7 +239,9 @@ func TestStageHooks(t *testing.T) {
 		t.Error("transformed input not sent")
 	}
 	guard := Hook{Name: "budget", Stage: StageSendRequest, Phase: PhasePre, Kind: HookGuard,
-		Func: func(context.Context, *Payload) (Verdict, error) { return Verdict{Deny: true, Reason: "over budget"}, nil }}
+		Func: func(context.Context, *Payload) (Verdict, error) {
+			return Verdict{Deny: true, Reason: "over budget"}, nil
+		}}
 	a, rec, bus, _, srv := parallelAgent(t, Config{Hooks: []Hook{guard}})
 	_, err := a.Prompt(context.Background(), "hi")
 	bus.Close()
@@ -287,7 +294,10 @@ func TestSteeringAndFollowUp(t *testing.T) {
 	a, rec, bus, ws := newAgent(t, 0, script...)
 	_ = ws
 	steer := Hook{Name: "steer", Stage: StageToolCall, Phase: PhasePost, Kind: HookObserver,
-		Func: func(context.Context, *Payload) (Verdict, error) { a.Steer("Only list Go files."); return Verdict{}, nil }}
+		Func: func(context.Context, *Payload) (Verdict, error) {
+			a.Steer("Only list Go files.")
+			return Verdict{}, nil
+		}}
 	a.cfg.Hooks = []Hook{steer}
 	a.FollowUp("Thanks, now summarise.")
 	srv := lastServer
@@ -337,13 +347,35 @@ func TestCancelMidStream(t *testing.T) {
 		time.Sleep(80 * time.Millisecond)
 		cancel()
 	}()
-	_, err := a.Prompt(ctx, "hi")
+	st, err := session.Open(filepath.Join(t.TempDir(), "s.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	sess, _ := st.CreateSession(session.SessionMeta{})
+	rs := session.NewRecorder(st, sess.ID)
+	bus.SubscribeSync(rs.Observer())
+	_, err = a.Prompt(ctx, "hi")
 	bus.Close()
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("err = %v; want context.Canceled", err)
 	}
 	if h := a.History(); len(h) != 1 {
 		t.Errorf("history after cancel: %d messages", len(h))
+	}
+	// The store holds the failed turn with its input and no assistant
+	// message: no half turn.
+	d, err := st.LoadSession(sess.ID)
+	if err != nil || rs.Err() != nil {
+		t.Fatal(err, rs.Err())
+	}
+	if len(d.Turns) != 1 || d.Turns[0].Status != session.TurnFailed {
+		t.Fatalf("turns after cancel: %+v", d.Turns)
+	}
+	for _, m := range d.Messages {
+		if m.Role == llm.RoleAssistant {
+			t.Errorf("stored assistant message after a cancelled stream: %+v", m)
+		}
 	}
 }
 

@@ -88,7 +88,7 @@ func (t *ExecuteBash) Run(ctx context.Context, env *Env, input json.RawMessage) 
 	cmd := exec.CommandContext(runCtx, "bash", "-c", in.Command)
 	cmd.Dir = mustReal(root)
 	cmd.Env = append(os.Environ(), "PAGER=cat", "GIT_PAGER=cat", "GIT_TERMINAL_PROMPT=0")
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.SysProcAttr = bashProcAttr()
 	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.WaitDelay = bashWaitDelay
 	var progMu sync.Mutex

@@ -13,7 +13,7 @@ import (
 	"github.com/strata-agent/strata/llm/replay"
 )
 
-var binary string
+var binary, dataDir string
 
 // TestMain builds the strata binary once; the tests run it as a user would.
 func TestMain(m *testing.M) {
@@ -22,6 +22,7 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "strata")
+	dataDir = filepath.Join(dir, "data") // session database of every run, unless a test sets STRATA_DATA_DIR
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)
@@ -48,6 +49,7 @@ func strata(t *testing.T, dir string, env []string, args ...string) result {
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
+	cmd.Env = append(cmd.Env, "STRATA_DATA_DIR="+dataDir)
 	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

@@ -46,6 +46,9 @@ func (p *printer) observe(e event.Event) {
 		fmt.Fprintf(p.w, "⏺ %s %s\n", e.ToolCall.Name, compact(e.ToolCall.Input))
 	case event.ToolExecutionEnd:
 		fmt.Fprintln(p.w, indentResult(e.ToolResult, 12))
+	case event.ToolCallDenied:
+		p.newline()
+		fmt.Fprintf(p.w, "⊘ %s denied: %s\n", e.ToolCall.Name, e.Text)
 	case event.AgentStopped:
 		p.newline()
 		fmt.Fprintln(p.w, e.Text)

@@ -88,11 +88,12 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 			return err
 		}
 	}
-	tmpl, tools, agentModel, err := loadAgent(f.agentFile, root)
+	ld, err := loadAgent(f.agentFile, root)
 	if err != nil {
 		return err
 	}
-	pc := &tmpl
+	tools, agentModel := ld.tools, ld.model
+	pc := &ld.context
 	pc.Model, pc.MaxTokens, pc.API, pc.Now = f.model, f.maxTokens, spec.API, now.UnixMilli()
 	if pc.History, err = sessionHistory(f.db, f.session); err != nil {
 		return err

@@ -72,10 +72,11 @@ func goldenProject(t *testing.T) (root, agentFile string) {
 // knowledge, file tree) and a multi-turn history with a tool call.
 func goldenContext(t *testing.T, root, agentFile string) prompt.Context {
 	t.Helper()
-	pc, tools, _, err := loadAgent(agentFile, root)
+	ld, err := loadAgent(agentFile, root)
 	if err != nil {
 		t.Fatal(err)
 	}
+	pc, tools := ld.context, ld.tools
 	pc.Model, pc.Now = "golden-model", 1795428000000 // goldenNow
 	pc.Summary = "The user asked for a survey of the repository; two agents and one steering file were found."
 	pc.HookOutputs = []string{"git branch: main\nuncommitted changes: 0"}

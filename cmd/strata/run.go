@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/agentctx"
 	"github.com/strata-agent/strata/internal/demo"
@@ -19,13 +20,15 @@ import (
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/tool"
 )
 
 type runFlags struct {
 	provider, model, layout, format, agentFile string
+	approve, session, db                       string
 	maxTurns                                   int
-	maxTokens                                  int64
+	maxTokens, maxSessionTokens                int64
 	replayFiles                                []string
 }
 
@@ -38,6 +41,14 @@ func newRunCmd() *cobra.Command {
 (fs_read, fs_write, execute_bash, grep, glob, rooted at the working directory),
 feed the results back, and stop on end_turn or the turn limit.
 
+Every tool call passes the authority stack: the agent's tools, the approval mode
+(--approve ask: you are asked on the terminal; allowlist: the agent's allowedTools
+and the read-only built-ins run, the rest is asked; all: everything runs), then
+the guard hooks.
+
+Every run is recorded in the session database (see 'strata sessions'); the
+session id is printed on stderr. --session ID continues a session.
+
 Provider selection: --provider, else the first of ANTHROPIC_API_KEY, OPENAI_API_KEY
 that is set, else the offline demo (a recorded session served on 127.0.0.1).
 Base URLs: ANTHROPIC_BASE_URL, OPENAI_BASE_URL (and DEEPSEEK_/XAI_/OLLAMA_/VLLM_BASE_URL).
@@ -48,24 +59,71 @@ real SDK client instead of calling the provider.`,
 			return runMain(cmd.Context(), f, strings.Join(args, " "))
 		},
 	}
+	addRunFlags(cmd, &f)
+	fl := cmd.Flags()
+	fl.StringVar(&f.session, "session", "", "continue this stored session (id or unique prefix)")
+	return cmd
+}
+
+// addRunFlags adds the flags run shares with 'sessions resume' and 'sessions branch'.
+func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
 	fl.StringVar(&f.provider, "provider", "", "provider: "+strings.Join(providers.Names(), ", "))
 	fl.StringVar(&f.model, "model", "", "model id (default: the provider's default)")
 	fl.StringVar(&f.layout, "layout", "flat", "request layout: "+strings.Join(prompt.Names(), ", "))
 	fl.StringVar(&f.format, "format", "text", "output: text (streamed answer) or json (one event per line)")
-	fl.StringVar(&f.agentFile, "agent", "", "kiro / Amazon Q agent file (JSON) whose prompt becomes the system prompt")
+	fl.StringVar(&f.agentFile, "agent", "", "kiro / Amazon Q agent file (JSON)")
+	fl.StringVar(&f.approve, "approve", "allowlist", "tool approval: ask, allowlist or all")
 	fl.IntVar(&f.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model calls per prompt (continuation limit)")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap per model call in tokens (0 = provider default)")
+	fl.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "stop when the loop has used this many tokens (0 = no cap)")
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
-	return cmd
+	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
 }
 
 func runMain(ctx context.Context, f runFlags, text string) error {
+	return drive(ctx, f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
+		if s.pending != nil {
+			fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; running them first\n", s.id, len(s.pending))
+			if _, err := s.agent.Resume(ctx, s.pendingTurn, s.pending); err != nil {
+				return nil, err
+			}
+		}
+		return s.agent.Prompt(ctx, text)
+	})
+}
+
+// runSession is one CLI run of a stored session's loop.
+type runSession struct {
+	id          string
+	agent       *agent.Agent
+	pending     []llm.Block // tool calls a crash cut off (resume)
+	pendingTurn int         // the turn they belong to
+}
+
+// target says which stored loop a run continues: none (a new session), the
+// latest loop of a session, or a branch made from a turn.
+type target struct {
+	session    string
+	branchFrom int // ≥ 0: branch the session's latest loop after this turn
+}
+
+// drive sets up the loop for f (provider, layout, tools, authority, session
+// store and recorder), calls body, and prints the outcome.
+func drive(ctx context.Context, f runFlags, body func(context.Context, *runSession) (*agent.Result, error)) error {
+	return driveTarget(ctx, f, target{session: f.session, branchFrom: -1}, body)
+}
+
+func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.Context, *runSession) (*agent.Result, error)) error {
 	if f.format != "text" && f.format != "json" {
 		return usagef("unknown --format %q (valid: text, json)", f.format)
 	}
 	if f.maxTurns < 1 {
 		return usagef("--max-turns %d: want at least 1", f.maxTurns)
+	}
+	mode := agent.Mode(f.approve)
+	if mode != agent.ModeAsk && mode != agent.ModeAllowlist && mode != agent.ModeAll {
+		return usagef("unknown --approve %q (valid: ask, allowlist, all)", f.approve)
 	}
 	layout, err := prompt.Lookup(f.layout)
 	if err != nil {
@@ -75,38 +133,54 @@ func runMain(ctx context.Context, f runFlags, text string) error {
 	if err != nil {
 		return err
 	}
-	tmpl, tools, model, err := loadAgent(f.agentFile, wd)
+	ld, err := loadAgent(f.agentFile, wd)
 	if err != nil {
 		return err
 	}
 	if f.model == "" {
-		f.model = model
+		f.model = ld.model
 	}
 	prov, model, cleanup, err := selectProvider(f)
 	if err != nil {
 		return err
 	}
 	defer cleanup()
-	reg := tool.NewRegistry(tools...)
-	bus := event.NewBus()
-	out := newPrinter(os.Stdout, f.format)
-	bus.Subscribe(out.observe)
-	ag, err := agent.New(agent.Config{
-		Provider: prov, Layout: layout, Tools: reg, Env: &tool.Env{Workdir: wd},
-		Model: model, Context: tmpl, MaxTokens: f.maxTokens, MaxTurns: f.maxTurns, Bus: bus,
-	})
+	st, err := openStore(f.db)
 	if err != nil {
 		return err
 	}
+	defer st.Close()
+
+	bus := event.NewBus()
+	out := newPrinter(os.Stdout, f.format)
+	bus.Subscribe(out.observe)
+	cfg := agent.Config{
+		Provider: prov, Layout: layout, Tools: tool.NewRegistry(ld.tools...), Env: ld.env(wd),
+		Model: model, Context: ld.context, MaxTokens: f.maxTokens, MaxTurns: f.maxTurns,
+		MaxSessionTokens: f.maxSessionTokens, Bus: bus, Mode: mode,
+		AllowedTool: ld.allowedTool(), PreApproved: ld.preApproved(), Approver: terminalApprover(),
+	}
+	rs, err := openRun(st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
+	if err != nil {
+		bus.Close()
+		return err
+	}
+	rec := session.NewRecorder(st, rs.id)
+	bus.SubscribeSync(rec.Observer())
+	fmt.Fprintf(os.Stderr, "strata: session %s (loop %s)\n", rs.id, rs.agent.LoopID())
+
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	res, runErr := ag.Prompt(ctx, text)
+	res, runErr := body(ctx, rs)
 	bus.Close()
 	out.finish()
+	if err := rec.Err(); err != nil {
+		fmt.Fprintf(os.Stderr, "strata: warning: the session was not fully recorded: %v\n", err)
+	}
 	if f.format == "text" && res != nil {
 		u := res.Usage
-		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d]\n",
-			prov.Name(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · session %s]\n",
+			prov.Name(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, rs.id)
 	}
 	if errors.Is(runErr, agent.ErrMaxTurns) {
 		return fmt.Errorf("agent stopped: max turns %d reached", f.maxTurns)
@@ -117,17 +191,25 @@ func runMain(ctx context.Context, f runFlags, text string) error {
 //go:embed default_system.md
 var defaultSystem string
 
-// loadAgent returns the context template, the tools and the agent's model for
-// --agent FILE (resolved against the working directory, as kiro runs from
-// the project root), or strata's default system prompt and every built-in
-// tool when no agent is given. Warnings go to stderr.
-func loadAgent(file, root string) (prompt.Context, []tool.Tool, string, error) {
+// loaded is the agent a run or render uses: context template, tools, default
+// model, and the kiro agent config (nil without --agent).
+type loaded struct {
+	context prompt.Context
+	tools   []tool.Tool
+	model   string
+	cfg     *config.Agent
+}
+
+// loadAgent loads --agent FILE (resolved against root, as kiro runs from the
+// project root), or strata's default system prompt and every built-in tool
+// when no agent is given. Warnings go to stderr.
+func loadAgent(file, root string) (*loaded, error) {
 	if file == "" {
-		return prompt.Context{System: defaultSystem}, tool.Builtins(), "", nil
+		return &loaded{context: prompt.Context{System: defaultSystem}, tools: tool.Builtins()}, nil
 	}
 	l, err := agentctx.Load(file, root)
 	if err != nil {
-		return prompt.Context{}, nil, "", usageError{err}
+		return nil, usageError{err}
 	}
 	for _, w := range l.Warnings {
 		fmt.Fprintf(os.Stderr, "strata: warning: %s\n", w)
@@ -138,7 +220,44 @@ func loadAgent(file, root string) (prompt.Context, []tool.Tool, string, error) {
 			tools = append(tools, t)
 		}
 	}
-	return l.Context, tools, l.Agent.Model, nil
+	return &loaded{context: l.Context, tools: tools, model: l.Agent.Model, cfg: l.Agent}, nil
+}
+
+// readOnlyBuiltins run without asking in allowlist mode when no agent config
+// says otherwise (they cannot change the workspace).
+var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true}
+
+func (l *loaded) allowedTool() func(string) bool {
+	if l.cfg == nil {
+		return nil
+	}
+	return l.cfg.ToolAllowed
+}
+
+// preApproved is the allowlist: the agent's allowedTools (and kiro's
+// default-trusted tools), else the read-only built-ins.
+func (l *loaded) preApproved() func(llm.Block) bool {
+	if l.cfg == nil {
+		return func(c llm.Block) bool { return readOnlyBuiltins[c.Name] }
+	}
+	return func(c llm.Block) bool { return l.cfg.ToolAutoApproved(c.Name) }
+}
+
+// env is the workspace policy: rooted at wd, with the agent's toolsSettings
+// paths and command patterns (built-in-tools.md).
+func (l *loaded) env(wd string) *tool.Env {
+	e := &tool.Env{Workdir: wd}
+	if l.cfg == nil {
+		return e
+	}
+	for _, name := range []string{"fs_read", "fs_write"} {
+		s := l.cfg.ToolSettings(name)
+		e.AllowedPaths = append(e.AllowedPaths, s.AllowedPaths...)
+		e.DeniedPaths = append(e.DeniedPaths, s.DeniedPaths...)
+	}
+	s := l.cfg.ToolSettings("execute_bash")
+	e.AllowedCommands, e.DeniedCommands = s.AllowedCommands, s.DeniedCommands
+	return e
 }
 
 // selectProvider resolves --provider / --replay / the environment into a

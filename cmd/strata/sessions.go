@@ -1,0 +1,235 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/session"
+)
+
+func init() { register(newSessionsCmd) }
+
+func newSessionsCmd() *cobra.Command {
+	var db string
+	cmd := &cobra.Command{
+		Use:   "sessions",
+		Short: "List, show, resume and branch the recorded sessions",
+		Long: `Every 'strata run' is recorded in a SQLite database ($STRATA_DATA_DIR/strata.db,
+else $XDG_DATA_HOME/strata/strata.db, else ~/.local/share/strata/strata.db; --db
+overrides): sessions, their loops, turns (trigger, stop reason, usage incl. cache
+read/write tokens) and messages, one transaction per completed step.`,
+	}
+	cmd.PersistentFlags().StringVar(&db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, …)")
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "List sessions, newest first",
+		Args:  cobra.NoArgs,
+		RunE: func(*cobra.Command, []string) error {
+			st, err := openStore(db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return listSessions(os.Stdout, st)
+		},
+	}
+	show := &cobra.Command{
+		Use:   "show ID",
+		Short: "Show a session's loops, turns (usage and cache figures) and messages",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(_ *cobra.Command, args []string) error {
+			st, err := openStore(db)
+			if err != nil {
+				return err
+			}
+			defer st.Close()
+			return showSession(os.Stdout, st, args[0])
+		},
+	}
+	cmd.AddCommand(list, show, newResumeCmd(&db), newBranchCmd(&db))
+	return cmd
+}
+
+func newResumeCmd(db *string) *cobra.Command {
+	var f runFlags
+	cmd := &cobra.Command{
+		Use:   "resume ID [PROMPT...]",
+		Short: "Continue a session from its last completed step (runs tool calls a crash cut off), then PROMPT if given",
+		Args:  cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f.db, f.session = *db, args[0]
+			text := strings.Join(args[1:], " ")
+			return drive(cmd.Context(), f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
+				res, err := s.agent.Resume(ctx, s.pendingTurn, s.pending)
+				if err != nil || text == "" {
+					if res == nil && err == nil {
+						fmt.Fprintf(os.Stderr, "strata: session %s has nothing to resume: its last step completed\n", s.id)
+					}
+					return res, err
+				}
+				return s.agent.Prompt(ctx, text)
+			})
+		},
+	}
+	addRunFlags(cmd, &f)
+	return cmd
+}
+
+func newBranchCmd(db *string) *cobra.Command {
+	var f runFlags
+	var turn int
+	cmd := &cobra.Command{
+		Use:   "branch ID --turn N PROMPT...",
+		Short: "Start a new loop from the history up to turn N of a session's latest loop, and run PROMPT in it",
+		Args:  cobra.MinimumNArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if turn < 0 {
+				return usagef("--turn %d: want the index of a completed turn (see 'strata sessions show %s')", turn, args[0])
+			}
+			f.db = *db
+			text := strings.Join(args[1:], " ")
+			return driveTarget(cmd.Context(), f, target{session: args[0], branchFrom: turn},
+				func(ctx context.Context, s *runSession) (*agent.Result, error) { return s.agent.Prompt(ctx, text) })
+		},
+	}
+	addRunFlags(cmd, &f)
+	cmd.Flags().IntVar(&turn, "turn", -1, "index of the turn to branch after (required)")
+	return cmd
+}
+
+// openRun creates a new session, or restores the target session's latest
+// loop (with its pending tool calls), or branches it.
+func openRun(st *session.Store, cfg agent.Config, tg target, meta session.SessionMeta) (*runSession, error) {
+	if tg.session == "" {
+		s, err := st.CreateSession(meta)
+		if err != nil {
+			return nil, err
+		}
+		a, err := agent.New(cfg)
+		if err != nil {
+			return nil, err
+		}
+		return &runSession{id: s.ID, agent: a}, nil
+	}
+	d, err := st.LoadSession(tg.session)
+	if err != nil {
+		return nil, usagef("session %q: %v (see 'strata sessions list')", tg.session, err)
+	}
+	loop, err := st.LatestLoop(d.ID)
+	if err != nil {
+		return nil, usagef("session %s has no loop to continue: %v", d.ID, err)
+	}
+	if tg.branchFrom >= 0 {
+		nl := agent.NewID()
+		if err := st.Branch(d.ID, loop, tg.branchFrom, nl); err != nil {
+			return nil, usagef("branch session %s at turn %d: %v", d.ID, tg.branchFrom, err)
+		}
+		loop = nl
+	}
+	hist, err := st.History(loop)
+	if err != nil {
+		return nil, err
+	}
+	next, err := st.NextTurnIndex(loop)
+	if err != nil {
+		return nil, err
+	}
+	a, err := agent.Restore(cfg, loop, hist, next)
+	if err != nil {
+		return nil, err
+	}
+	rs := &runSession{id: d.ID, agent: a}
+	if tg.branchFrom >= 0 {
+		a.SetFirstTrigger(event.TriggerBranch)
+		return rs, nil
+	}
+	if rs.pending, err = st.Pending(loop); err != nil {
+		return nil, err
+	}
+	rs.pendingTurn = next - 1
+	return rs, nil
+}
+
+func listSessions(w io.Writer, st *session.Store) error {
+	ss, err := st.ListSessions(0)
+	if err != nil {
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTITLE")
+	for _, s := range ss {
+		u := s.Usage
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format(time.DateTime), s.Turns,
+			u.Input, u.Output, u.CacheRead, u.CacheWrite, clip(s.Title, 50))
+	}
+	return tw.Flush()
+}
+
+func showSession(w io.Writer, st *session.Store, id string) error {
+	d, err := st.LoadSession(id)
+	if errors.Is(err, session.ErrNotFound) {
+		return usagef("no session %q (see 'strata sessions list')", id)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(w, "session %s  %q\ncreated %s · cwd %s · provider %s · model %s · layout %s\n\n", d.ID, d.Title,
+		d.CreatedAt.Local().Format(time.DateTime), d.Cwd, d.Provider, d.Model, d.Layout)
+	for _, l := range d.Loops {
+		fmt.Fprintf(w, "loop %s (trigger %s", l.ID, l.Trigger)
+		if l.ParentLoopID != "" {
+			fmt.Fprintf(w, ", sub-agent of %s", l.ParentLoopID)
+		}
+		if l.BranchedFromLoop != "" {
+			fmt.Fprintf(w, ", branched from %s turn %d", l.BranchedFromLoop, l.BranchedFromTurn)
+		}
+		fmt.Fprintln(w, ")")
+	}
+	fmt.Fprintln(w)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "LOOP\tTURN\tTRIGGER\tSTATUS\tSTOP\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tERROR")
+	for _, t := range d.Turns {
+		u := t.Usage
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", t.LoopID, t.Index, t.TriggeredBy, t.Status, t.StopReason,
+			u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total, clip(t.Error, 40))
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
+	for _, m := range d.Messages {
+		for _, b := range m.Content {
+			fmt.Fprintf(w, "%s #%d.%d turn %d %-12s %-11s %s\n", m.LoopID, m.Seq, m.Part, m.TurnIndex, m.Kind, b.Type, clip(blockText(b), 80))
+		}
+	}
+	return nil
+}
+
+func blockText(b llm.Block) string {
+	switch {
+	case b.Name != "":
+		return b.Name + " " + string(b.Input)
+	case b.Type == llm.BlockToolResult && len(b.Content) > 0:
+		return b.ID + ": " + b.Content[0].Text
+	}
+	return b.Text
+}
+
+func clip(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	if r := []rune(s); len(r) > n {
+		return string(r[:n-1]) + "…"
+	}
+	return s
+}
