@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/capture"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/llm"
@@ -92,7 +93,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	if err != nil {
 		return err
 	}
-	tools, agentModel := ld.tools, ld.model
+	tools, agentModel := append(ld.tools, ld.subAgent(agent.Config{})...), ld.model // the tools run offers
 	pc := &ld.context
 	pc.Model, pc.MaxTokens, pc.API, pc.Now = f.model, f.maxTokens, spec.API, now.UnixMilli()
 	if pc.History, err = sessionHistory(f.db, f.session); err != nil {

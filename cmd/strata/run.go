@@ -160,6 +160,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		MaxSessionTokens: f.maxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: ld.allowedTool(), PreApproved: ld.preApproved(), Approver: terminalApprover(),
 	}
+	cfg.Tools = tool.NewRegistry(append(ld.tools, ld.subAgent(cfg)...)...)
 	rs, err := openRun(st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
 	if err != nil {
 		bus.Close()
@@ -221,6 +222,22 @@ func loadAgent(file, root string) (*loaded, error) {
 		}
 	}
 	return &loaded{context: l.Context, tools: tools, model: l.Agent.Model, cfg: l.Agent}, nil
+}
+
+// subAgent returns the use_subagent tool when the agent may use it: each call
+// runs a child loop with the parent's configuration (same bus, so the child is
+// shown and recorded) minus use_subagent itself.
+func (l *loaded) subAgent(parent agent.Config) []tool.Tool {
+	if l.cfg != nil && !l.cfg.ToolAllowed(agent.SubAgentToolName) {
+		return nil
+	}
+	child := parent
+	return []tool.Tool{agent.SubAgentTool(func(_ context.Context, name string) (*agent.Agent, error) {
+		if name != "" && (l.cfg == nil || name != l.cfg.Name) {
+			return nil, fmt.Errorf("agent %q is not available: only the current agent runs as a sub-agent", name)
+		}
+		return agent.New(child)
+	})}
 }
 
 // readOnlyBuiltins run without asking in allowlist mode when no agent config
