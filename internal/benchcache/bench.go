@@ -1,0 +1,259 @@
+package benchcache
+
+import (
+	"fmt"
+	"runtime"
+	"sync"
+
+	"github.com/strata-agent/strata/cachesim"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/token"
+)
+
+// DefaultModels is the model priced for each provider when Options.Model is
+// empty.
+var DefaultModels = map[string]string{
+	"anthropic": "claude-sonnet-4-5", "bedrock": "claude-sonnet-4-5", "openai": "gpt-5",
+	"gemini": "gemini-3-pro-preview", "deepseek": "deepseek-chat",
+}
+
+// Options configure Run.
+type Options struct {
+	// Provider is the cache simulator: anthropic, bedrock, openai, gemini or
+	// deepseek.
+	Provider string
+	// Model is the price-table model ("" = DefaultModels[Provider]).
+	Model string
+	// Layouts are the layout names to price, in report order.
+	Layouts []string
+	// Counter counts block tokens (nil = token.Estimator, fast).
+	Counter token.Counter
+	// Progress, when set, is called after each trajectory with the number
+	// done and the total (from several goroutines, never concurrently).
+	Progress func(done, total int)
+}
+
+// Totals is one priced column: tokens and USD of a layout, the oracle or the
+// observed usage, summed over requests.
+type Totals struct {
+	CostUSD    float64 `json:"cost_usd"`
+	HitRatio   float64 `json:"hit_ratio"` // cache_read / prompt tokens
+	Input      int64   `json:"input_tokens"`
+	CacheRead  int64   `json:"cache_read_tokens"`
+	CacheWrite int64   `json:"cache_write_tokens"`
+	Output     int64   `json:"output_tokens"`
+	Requests   int     `json:"requests"`
+}
+
+// add sums o into t; HitRatio is recomputed.
+func (t *Totals) add(o Totals) {
+	t.CostUSD += o.CostUSD
+	t.Input += o.Input
+	t.CacheRead += o.CacheRead
+	t.CacheWrite += o.CacheWrite
+	t.Output += o.Output
+	t.Requests += o.Requests
+	if p := t.Input + t.CacheRead + t.CacheWrite; p > 0 {
+		t.HitRatio = float64(t.CacheRead) / float64(p)
+	}
+}
+
+func totals(p cachesim.Price, r cachesim.Result) Totals {
+	t := Totals{CostUSD: p.Cost(r), Input: r.Input, CacheRead: r.CacheRead, CacheWrite: r.CacheWrite, Output: r.Output, Requests: int(r.Requests)}
+	if r.Prompt > 0 {
+		t.HitRatio = float64(r.CacheRead) / float64(r.Prompt)
+	}
+	return t
+}
+
+// Observed is what the provider reported for the recorded sessions, priced
+// by the recorded cost (usage.cost) of the recorded model.
+type Observed struct {
+	Totals
+	Model string `json:"model"`
+}
+
+// TrajectoryResult is one trajectory's figures.
+type TrajectoryResult struct {
+	Name    string            `json:"name"`
+	Calls   int               `json:"calls"`
+	Layouts map[string]Totals `json:"layouts"`
+	Oracle  Totals            `json:"oracle"`
+	// OracleLayout is the layout whose requests give the lowest oracle (the
+	// oracle is the minimum over the layouts priced).
+	OracleLayout string    `json:"oracle_layout"`
+	Observed     *Observed `json:"observed,omitempty"`
+	// HitPerCall is each layout's hit ratio per call, in call order.
+	HitPerCall map[string][]float64 `json:"hit_ratio_per_call"`
+}
+
+// Report is the result of Run, in the JSON shape of DESIGN.md plus details.
+type Report struct {
+	Provider     string             `json:"provider"`
+	Scenario     Scenario           `json:"scenario"`
+	Model        string             `json:"model"`
+	Layouts      map[string]Totals  `json:"layouts"`
+	Oracle       Totals             `json:"oracle"`
+	Observed     *Observed          `json:"observed,omitempty"`
+	Trajectories int                `json:"trajectories"`
+	Order        []string           `json:"layout_order"`
+	Details      []TrajectoryResult `json:"per_trajectory"`
+}
+
+// Run prices every session with every layout. The oracle of a session is the
+// lowest oracle over the layouts' requests (DESIGN.md "Oracle"), so it is a
+// lower bound for each layout priced. Errors name the session, layout and
+// call.
+func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
+	if o.Model == "" {
+		o.Model = DefaultModels[o.Provider]
+	}
+	if _, ok := DefaultModels[o.Provider]; !ok {
+		return nil, fmt.Errorf("unknown provider %q (valid: anthropic, bedrock, openai, gemini, deepseek)", o.Provider)
+	}
+	price, ok := cachesim.Lookup(o.Model)
+	if !ok {
+		return nil, fmt.Errorf("no price for model %q in cachesim/prices.json", o.Model)
+	}
+	if o.Counter == nil {
+		o.Counter = token.Estimator{}
+	}
+	for _, l := range o.Layouts {
+		if _, err := prompt.Lookup(l); err != nil {
+			return nil, err
+		}
+	}
+	rep := &Report{Provider: o.Provider, Scenario: scenario, Model: price.ID, Layouts: map[string]Totals{},
+		Trajectories: len(sessions), Order: o.Layouts, Details: make([]TrajectoryResult, len(sessions))}
+	errs := make([]error, len(sessions))
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	done := 0
+	sem := make(chan struct{}, runtime.GOMAXPROCS(0))
+	for i, s := range sessions {
+		wg.Add(1)
+		sem <- struct{}{}
+		go func() {
+			defer wg.Done()
+			defer func() { <-sem }()
+			rep.Details[i], errs[i] = runSession(s, price, o)
+			mu.Lock()
+			done++
+			if o.Progress != nil {
+				o.Progress(done, len(sessions))
+			}
+			mu.Unlock()
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	for _, d := range rep.Details {
+		for l, t := range d.Layouts {
+			x := rep.Layouts[l]
+			x.add(t)
+			rep.Layouts[l] = x
+		}
+		rep.Oracle.add(d.Oracle)
+		if d.Observed != nil {
+			if rep.Observed == nil {
+				rep.Observed = &Observed{Model: d.Observed.Model}
+			}
+			rep.Observed.add(d.Observed.Totals)
+		}
+	}
+	return rep, nil
+}
+
+// simulator returns the provider's cache simulator for price.
+func simulator(provider string, price cachesim.Price) cachesim.Simulator {
+	if provider == "bedrock" {
+		return cachesim.NewBedrock(price.MinCacheableTokens)
+	}
+	return cachesim.ForPrice(price)
+}
+
+// api is the wire family layouts assemble for (panels differs per family).
+func api(provider string) string {
+	switch provider {
+	case "anthropic", "bedrock":
+		return "anthropic"
+	}
+	return "openai-chat"
+}
+
+func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, error) {
+	tr := TrajectoryResult{Name: s.Name, Calls: len(s.Calls), Layouts: map[string]Totals{}, HitPerCall: map[string][]float64{}}
+	best := -1.0
+	for _, name := range o.Layouts {
+		layout, err := prompt.Lookup(name)
+		if err != nil {
+			return tr, err
+		}
+		sim := simulator(o.Provider, price)
+		reqs := make([]cachesim.Request, 0, len(s.Calls))
+		var sum cachesim.Result
+		for i, c := range s.Calls {
+			pc := c.Context
+			pc.Model, pc.API = price.ID, api(o.Provider)
+			req, _, err := layout.Assemble(&pc)
+			if err != nil {
+				return tr, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)
+			}
+			r := cachesim.FromRequest(req, o.Counter, c.At, c.Output)
+			res, err := sim.Simulate(r)
+			if err != nil {
+				return tr, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)
+			}
+			sum = sum.Add(res)
+			reqs = append(reqs, r)
+			tr.HitPerCall[name] = append(tr.HitPerCall[name], res.HitRatio())
+		}
+		tr.Layouts[name] = totals(price, sum)
+		or := totals(price, cachesim.Sum(cachesim.Oracle(price, reqs)))
+		if best < 0 || or.CostUSD < best {
+			best, tr.Oracle, tr.OracleLayout = or.CostUSD, or, name
+		}
+	}
+	if obs := observed(s); obs != nil {
+		tr.Observed = obs
+	}
+	return tr, nil
+}
+
+// observed totals the recorded usage, when the trajectory has any.
+func observed(s *Session) *Observed {
+	var t Totals
+	for _, c := range s.Calls {
+		u := c.Observed
+		if u.PromptTokens == 0 {
+			return nil
+		}
+		t.add(Totals{CostUSD: u.CostUSD, Input: u.PromptTokens - u.CachedTokens, CacheRead: u.CachedTokens,
+			Output: u.CompletionTokens, Requests: 1})
+	}
+	return &Observed{Totals: t, Model: s.Model}
+}
+
+// Ratio is a layout's cost as a ratio to the oracle.
+type Ratio struct {
+	Layout string
+	Ratio  float64
+}
+
+// Ratios returns each layout's total cost as a ratio to the oracle, in layout
+// order.
+func (r *Report) Ratios() []Ratio {
+	out := make([]Ratio, 0, len(r.Order))
+	for _, l := range r.Order {
+		x := 0.0
+		if r.Oracle.CostUSD > 0 {
+			x = r.Layouts[l].CostUSD / r.Oracle.CostUSD
+		}
+		out = append(out, Ratio{l, x})
+	}
+	return out
+}

@@ -1,0 +1,217 @@
+// Package cachefit is strata's own layout: it lays a session out so that
+// every request is, as far as the content allows, the previous request plus
+// new bytes at the end, and puts the cache breakpoints where that prefix can
+// be written and read back (Anthropic rules: ≤ 4 breakpoints, writes only at
+// breakpoints, reads look back ≤ 20 blocks).
+//
+// Placement, most stable first:
+//
+//	system   the system instructions + the context items that are not files
+//	         (summary, knowledge, task, hook output, skills, file tree)  ◆
+//	history  the conversation, in order; a working file is placed once per
+//	         version, as a text block appended to the user message that was
+//	         last when the version first appeared, and stays there
+//	         ◆ on the ends of the last three user messages (rolling)
+//	reminder appended after the last breakpoint, so it never breaks a prefix
+//
+// Already-sent content is never moved or rewritten: a refreshed file is
+// placed again, at the end, marked as superseding its earlier view, so the
+// model sees the same information as with the seed layouts (the latest
+// version of every working file) while the prefix stays cacheable. The price
+// is that earlier versions stay in the prompt.
+package cachefit
+
+import (
+	"fmt"
+	"hash/fnv"
+	"strings"
+
+	"github.com/aymanbagabas/go-udiff"
+
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+)
+
+func init() { prompt.Register("cachefit", func() prompt.Layout { return New() }) }
+
+// rolling is the number of message breakpoints (the fourth closes the
+// system prompt).
+const rolling = llm.MaxBreakpoints - 1
+
+// placement is one file version placed in the history.
+type placement struct {
+	msg     int    // index of the user message it is appended to
+	key     string // path + content hash
+	text    string
+	content string // the version's full content
+}
+
+// Layout is the cachefit layout. It keeps, per session, where each working
+// file version was placed: one instance serves one session (New).
+type Layout struct {
+	placed []placement
+	seen   map[string]bool
+	latest map[string]string // path → the content of its latest placed version
+}
+
+// New returns a layout for a new session.
+func New() *Layout { return &Layout{seen: map[string]bool{}, latest: map[string]string{}} }
+
+// Name returns "cachefit".
+func (*Layout) Name() string { return "cachefit" }
+
+// Assemble lays out c (see the package doc). It fails when the history is
+// not a valid conversation or does not end with a user message.
+func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
+	if err := prompt.CheckHistory(c.History); err != nil {
+		return nil, nil, err
+	}
+	last := len(c.History) - 1
+	if c.History[last].Role != llm.RoleUser {
+		return nil, nil, fmt.Errorf("cachefit: the history must end with a user message (got %s)", c.History[last].Role)
+	}
+	l.forgetBeyond(last)
+	for _, f := range c.Files {
+		key := f.Path + "\x00" + hash(f.Content)
+		if l.seen[key] {
+			continue
+		}
+		l.seen[key] = true
+		text := "Working file " + f.Path + ":\n```\n" + f.Content + "\n```"
+		if prev, ok := l.latest[f.Path]; ok {
+			text = update(f.Path, prev, f.Content, text)
+		}
+		l.latest[f.Path] = f.Content
+		l.placed = append(l.placed, placement{msg: last, key: key, text: text, content: f.Content})
+	}
+
+	msgs := make([]llm.Message, len(c.History))
+	copy(msgs, c.History)
+	extra := map[int][]llm.Block{}
+	for _, p := range l.placed {
+		extra[p.msg] = append(extra[p.msg], llm.TextBlock(p.text))
+	}
+	for i, blocks := range extra {
+		msgs[i].Content = append(append([]llm.Block(nil), msgs[i].Content...), blocks...)
+	}
+	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools, Messages: msgs}
+	bd := &prompt.Breakdown{Layout: "cachefit", Counter: c.CounterName()}
+	if len(c.Tools) > 0 {
+		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
+			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
+	}
+	if sys := systemText(c); sys != "" {
+		req.System = []llm.Block{llm.TextBlock(sys)}
+		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakSystem, Block: 0})
+		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
+			Tokens: c.Tokens(sys), Preview: prompt.Preview(sys, 60), Break: true})
+	}
+	// Rolling breakpoints on the ends of the last user messages, oldest
+	// first; the newest is where this request writes the prefix the next
+	// one reads.
+	var users []int
+	for i := last; i >= 0 && len(users) < rolling; i-- {
+		if msgs[i].Role == llm.RoleUser {
+			users = append(users, i)
+		}
+	}
+	for j := len(users) - 1; j >= 0; j-- {
+		i := users[j]
+		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: i, Block: len(msgs[i].Content) - 1})
+	}
+	files := 0
+	for _, p := range l.placed {
+		files += c.Tokens(p.text)
+	}
+	hist := 0
+	for _, m := range c.History {
+		hist += c.BlockTokens(m.Content)
+	}
+	bd.Spans = append(bd.Spans,
+		prompt.Span{Name: "history", Role: "mixed", First: 0, Last: last, Tokens: hist,
+			Preview: prompt.Preview(c.History[0].Text(), 60), Break: len(users) > 0,
+			Note: fmt.Sprintf("%d rolling breakpoint(s) on the last user messages", len(users))})
+	if files > 0 {
+		bd.Spans = append(bd.Spans, prompt.Span{Name: "working files (in history)", Role: "user", First: 0, Last: last,
+			Tokens: files, Preview: fmt.Sprintf("%d file version(s)", len(l.placed))})
+	}
+	if c.Reminder != "" {
+		m := &msgs[last]
+		m.Content = append(append([]llm.Block(nil), m.Content...), llm.TextBlock(c.Reminder))
+		bd.Spans = append(bd.Spans, prompt.Span{Name: "reminder", Role: "user", First: last, Last: last,
+			Tokens: c.Tokens(c.Reminder), Preview: prompt.Preview(c.Reminder, 60)})
+	}
+	for _, s := range bd.Spans {
+		bd.TotalTokens += s.Tokens
+	}
+	bd.Breakpoints = len(req.Breakpoints)
+	return req, bd, nil
+}
+
+// forgetBeyond drops placements on messages the history no longer has (a
+// new or compacted conversation), so they are placed again.
+func (l *Layout) forgetBeyond(last int) {
+	kept := l.placed[:0]
+	for _, p := range l.placed {
+		if p.msg <= last {
+			kept = append(kept, p)
+		} else {
+			delete(l.seen, p.key)
+		}
+	}
+	if len(kept) < len(l.placed) {
+		l.latest = map[string]string{}
+		for _, p := range kept {
+			path, _, _ := strings.Cut(p.key, "\x00")
+			l.latest[path] = p.content
+		}
+	}
+	l.placed = kept
+}
+
+// update is the text placed for a new version of a working file already
+// placed: a unified diff against the previous version when that is shorter
+// than the whole new content (the model then has the same information: the
+// earlier view plus the diff), else full, the whole new content.
+func update(path, prev, cur, full string) string {
+	d, err := udiff.ToUnified("a/"+path, "b/"+path, prev, udiff.Strings(prev, cur), udiff.DefaultContextLines)
+	if err != nil || len(d)+64 >= len(full) {
+		return "Working file " + path + " (updated; supersedes the earlier view above):\n```\n" + cur + "\n```"
+	}
+	return "Working file " + path + " changed; unified diff against the earlier view above:\n```diff\n" + d + "```"
+}
+
+// systemText is the system instructions followed by the context items that
+// are not working files, as "## " sections.
+func systemText(c *prompt.Context) string {
+	var b strings.Builder
+	b.WriteString(c.System)
+	section := func(title, body string) {
+		if body == "" {
+			return
+		}
+		if b.Len() > 0 {
+			b.WriteString("\n\n")
+		}
+		b.WriteString("## " + title + "\n\n" + body)
+	}
+	section("Conversation summary", c.Summary)
+	section("Knowledge bases", c.Knowledge)
+	section("Task", c.Task)
+	for _, h := range c.HookOutputs {
+		section("Hook output", h)
+	}
+	var skills []string
+	for _, s := range c.Skills {
+		skills = append(skills, s.Name+": "+s.Description+" (file: "+s.Path+")")
+	}
+	section("Skills", strings.Join(skills, "\n"))
+	section("Repository files", c.FileTree)
+	return b.String()
+}
+
+func hash(s string) string {
+	h := fnv.New64a()
+	h.Write([]byte(s))
+	return fmt.Sprintf("%016x", h.Sum64())
+}
