@@ -1,0 +1,143 @@
+package main
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-agent/strata/internal/benchcache"
+	_ "github.com/strata-agent/strata/prompt/cachefit" // register the cachefit layout
+)
+
+func init() { register(newBenchCmd) }
+
+func newBenchCmd() *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "bench",
+		Short: "Measure layouts: 'bench cache' prices them on recorded trajectories",
+	}
+	var dir, provider, model, scenario, format, report string
+	var layouts []string
+	cache := &cobra.Command{
+		Use:   "cache --trajectories DIR",
+		Short: "Price every layout, the oracle and the observed usage on recorded trajectories",
+		Long: `Turn every *.traj.json in DIR into a session (scenario append: the history as
+recorded; managed: files the agent read become working-file context items, refreshed
+when it edits them — see the README for the rules), assemble every call with each
+layout, run the provider's prompt-cache simulator over the requests and price them.
+
+The oracle is the lowest cost any layout's requests allow (every repeated block read
+from the cache): each layout is reported as a multiple of it. Observed is what the
+recording's provider reported.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return benchCache(os.Stdout, os.Stderr, dir, provider, model, scenario, format, report, layouts)
+		},
+	}
+	fl := cache.Flags()
+	fl.StringVar(&dir, "trajectories", "", "directory of *.traj.json files (required)")
+	fl.StringVar(&provider, "provider", "anthropic", "cache simulator: anthropic, bedrock, openai, gemini, deepseek")
+	fl.StringVar(&model, "model", "", "price-table model (default per provider, e.g. claude-sonnet-4-5)")
+	fl.StringVar(&scenario, "scenario", "managed", "append or managed")
+	fl.StringSliceVar(&layouts, "layouts", []string{"flat", "kiro", "panels", "tiered", "cachefit"}, "layouts to price")
+	fl.StringVar(&format, "format", "table", "table or json")
+	fl.StringVar(&report, "report", "", "also write an HTML report with charts to this file")
+	cmd.AddCommand(cache)
+	return cmd
+}
+
+func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format, report string, layouts []string) error {
+	if dir == "" {
+		return usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
+	}
+	if format != "table" && format != "json" {
+		return usagef("unknown --format %q (valid: table, json)", format)
+	}
+	sc := benchcache.Scenario(scenario)
+	if sc != benchcache.Append && sc != benchcache.Managed {
+		return usagef("unknown --scenario %q (valid: append, managed)", scenario)
+	}
+	sessions, err := benchcache.LoadDir(dir, sc)
+	if err != nil {
+		return usageError{fmt.Errorf("--trajectories: %w", err)}
+	}
+	t0 := time.Now()
+	rep, err := benchcache.Run(sessions, sc, benchcache.Options{Provider: provider, Model: model, Layouts: layouts,
+		Progress: progressBar(stderr, "pricing")})
+	if err != nil {
+		if strings.Contains(err.Error(), "unknown provider") || strings.Contains(err.Error(), "no price") || strings.Contains(err.Error(), "layout") && !strings.Contains(err.Error(), "call") {
+			return usageError{err}
+		}
+		return err
+	}
+	fmt.Fprintf(stderr, "priced %d trajectories × %d layouts in %.1fs\n", rep.Trajectories, len(layouts), time.Since(t0).Seconds())
+	if report != "" {
+		f, err := os.Create(report)
+		if err != nil {
+			return usageError{fmt.Errorf("--report: %w", err)}
+		}
+		if err := benchcache.WriteHTML(f, rep); err != nil {
+			f.Close()
+			return err
+		}
+		if err := f.Close(); err != nil {
+			return err
+		}
+		fmt.Fprintf(stderr, "report written to %s\n", report)
+	}
+	if format == "json" {
+		enc := json.NewEncoder(stdout)
+		enc.SetIndent("", "  ")
+		return enc.Encode(rep)
+	}
+	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintf(tw, "layout\tcost USD\t× oracle\thit ratio\tinput\tcache read\tcache write\toutput\t\n")
+	row := func(name string, t benchcache.Totals, ratio string) {
+		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t%d\t\n", name, t.CostUSD, ratio, t.HitRatio, t.Input, t.CacheRead, t.CacheWrite, t.Output)
+	}
+	for _, r := range rep.Ratios() {
+		row(r.Layout, rep.Layouts[r.Layout], fmt.Sprintf("%.3f", r.Ratio))
+	}
+	row("oracle", rep.Oracle, "1.000")
+	if rep.Observed != nil {
+		row("observed ("+rep.Observed.Model+")", rep.Observed.Totals, "")
+	}
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	_, err = fmt.Fprintf(stdout, "%d trajectories · scenario %s · %s cache rules · priced as %s\n", rep.Trajectories, rep.Scenario, rep.Provider, rep.Model)
+	return err
+}
+
+// progressBar returns a progress callback drawing a bar on w when w is a
+// terminal, and printing a line every 10% otherwise.
+func progressBar(w io.Writer, label string) func(done, total int) {
+	tty := false
+	if f, ok := w.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			tty = true
+		}
+	}
+	last := -1
+	return func(done, total int) {
+		pct := 100 * done / total
+		if tty {
+			n := 30 * done / total
+			fmt.Fprintf(w, "\r%s [%s%s] %d/%d", label, strings.Repeat("█", n), strings.Repeat("·", 30-n), done, total)
+			if done == total {
+				fmt.Fprintln(w)
+			}
+			return
+		}
+		if pct/10 != last/10 || done == total {
+			last = pct
+			fmt.Fprintf(w, "%s: %d/%d (%d%%)\n", label, done, total, pct)
+		}
+	}
+}

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/internal/shared"
+)
+
+// `bench cache` on the train split prints DESIGN.md's JSON shape for both
+// scenarios, cachefit cheapest and within 3% of the oracle, and writes a
+// self-contained HTML report.
+func TestBenchCacheJSON(t *testing.T) {
+	dir := shared.Path(t, "data/trajectories/mini-swe-agent/train")
+	for _, sc := range []string{"append", "managed"} {
+		html := filepath.Join(t.TempDir(), "r.html")
+		r := strata(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--provider", "anthropic",
+			"--scenario", sc, "--format", "json", "--report", html)
+		if r.code != 0 {
+			t.Fatalf("exit %d: %s", r.code, r.stderr)
+		}
+		var rep struct {
+			Provider, Scenario string
+			Layouts            map[string]map[string]float64
+			Oracle             map[string]float64
+			Observed           map[string]any
+			Trajectories       int
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if rep.Provider != "anthropic" || rep.Scenario != sc || rep.Trajectories != 60 || len(rep.Layouts) != 5 || rep.Observed == nil {
+			t.Fatalf("report header %+v", rep)
+		}
+		for l, v := range rep.Layouts {
+			for _, k := range []string{"cost_usd", "hit_ratio", "input_tokens", "cache_read_tokens", "cache_write_tokens"} {
+				if _, ok := v[k]; !ok {
+					t.Errorf("%s: layout %s lacks %s", sc, l, k)
+				}
+			}
+			if l != "cachefit" && v["cost_usd"] <= rep.Layouts["cachefit"]["cost_usd"] {
+				t.Errorf("%s: %s not dearer than cachefit", sc, l)
+			}
+		}
+		if q := rep.Layouts["cachefit"]["cost_usd"] / rep.Oracle["cost_usd"]; q > 1.03 || q < 1 {
+			t.Errorf("%s: cachefit/oracle = %.3f", sc, q)
+		}
+		b, err := os.ReadFile(html)
+		if err != nil || !strings.Contains(string(b), "<svg") || strings.Contains(string(b), "http://") && !strings.Contains(string(b), "<svg") {
+			t.Errorf("html report: %v", err)
+		}
+		if !strings.Contains(r.stderr, "60/60") {
+			t.Errorf("no progress on stderr: %s", r.stderr)
+		}
+	}
+	r := strata(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--scenario", "sideways")
+	if r.code != 2 || !strings.Contains(r.stderr, `"sideways"`) {
+		t.Errorf("bad scenario: exit %d %s", r.code, r.stderr)
+	}
+}
