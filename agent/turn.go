@@ -17,7 +17,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	info := TurnInfo{ID: id, Trigger: trig, CorrelationID: corr}
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
-			err = fmt.Errorf("%w: %v", ErrAborted, err)
+			err = fmt.Errorf("%w: %w", ErrAborted, err)
 			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: &id, Text: "[agent stopped: " + err.Error() + "]", Error: err.Error()})
 			return nil, err
 		}

@@ -61,3 +61,46 @@ func TestBenchCacheJSON(t *testing.T) {
 		t.Errorf("bad scenario: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// `replay` re-drives a real trajectory through the loop (recorded replies as
+// SSE through the Anthropic SDK, recorded observations from the replay tool)
+// and its per-turn pricing adds up to what `bench cache --scenario append`
+// computes for the same trajectory and layout: the loop sends exactly the
+// recorded history.
+func TestReplayMatchesBench(t *testing.T) {
+	dir := shared.Path(t, "data/trajectories/mini-swe-agent/train")
+	file := filepath.Join(dir, "astropy__astropy-12907.traj.json")
+	r := strata(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--scenario", "append", "--format", "json")
+	var rep struct {
+		Details []struct {
+			Name    string
+			Calls   int
+			Layouts map[string]struct{ CostUSD float64 `json:"cost_usd"` }
+		} `json:"per_trajectory"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
+		t.Fatal(err)
+	}
+	for _, layout := range []string{"flat", "tiered", "cachefit"} {
+		r := strata(t, t.TempDir(), nil, "replay", "--trajectory", file, "--layout", layout, "--format", "json")
+		if r.code != 0 {
+			t.Fatalf("%s: exit %d: %s", layout, r.code, r.stderr)
+		}
+		var out struct {
+			Turns []struct{ CacheRead int64 `json:"cache_read_tokens"` }
+			Total struct{ CostUSD float64 `json:"cost_usd"` }
+		}
+		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range rep.Details {
+			if d.Name != "astropy__astropy-12907" {
+				continue
+			}
+			want := d.Layouts[layout].CostUSD
+			if len(out.Turns) != d.Calls || out.Total.CostUSD < want*0.9999 || out.Total.CostUSD > want*1.0001 {
+				t.Errorf("%s: replay %d turns $%.6f; bench %d calls $%.6f", layout, len(out.Turns), out.Total.CostUSD, d.Calls, want)
+			}
+		}
+	}
+}
