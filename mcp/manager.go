@@ -322,9 +322,11 @@ func (m *Manager) onToolsChanged(ctx context.Context, req *sdk.ToolListChangedRe
 
 func (m *Manager) onProgress(_ context.Context, req *sdk.ProgressNotificationClientRequest) {
 	p := req.Params
+	// Held while f runs, so no update is delivered after ExecuteTool
+	// returned (it deletes the token under the same lock).
 	m.progMu.Lock()
+	defer m.progMu.Unlock()
 	f := m.prog[fmt.Sprint(p.ProgressToken)]
-	m.progMu.Unlock()
 	if f == nil {
 		return
 	}
