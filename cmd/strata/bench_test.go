@@ -75,7 +75,9 @@ func TestReplayMatchesBench(t *testing.T) {
 		Details []struct {
 			Name    string
 			Calls   int
-			Layouts map[string]struct{ CostUSD float64 `json:"cost_usd"` }
+			Layouts map[string]struct {
+				CostUSD float64 `json:"cost_usd"`
+			}
 		} `json:"per_trajectory"`
 	}
 	if err := json.Unmarshal([]byte(r.stdout), &rep); err != nil {
@@ -87,8 +89,12 @@ func TestReplayMatchesBench(t *testing.T) {
 			t.Fatalf("%s: exit %d: %s", layout, r.code, r.stderr)
 		}
 		var out struct {
-			Turns []struct{ CacheRead int64 `json:"cache_read_tokens"` }
-			Total struct{ CostUSD float64 `json:"cost_usd"` }
+			Turns []struct {
+				CacheRead int64 `json:"cache_read_tokens"`
+			}
+			Total struct {
+				CostUSD float64 `json:"cost_usd"`
+			}
 		}
 		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil {
 			t.Fatal(err)

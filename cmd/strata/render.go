@@ -26,7 +26,7 @@ import (
 type renderFlags struct {
 	provider, model, layout, format, agentFile string
 	session, db, now, tokens                   string
-	explain                                    bool
+	explain, live                              bool
 	maxTokens                                  int64
 	dir                                        string // project root ("" = working directory); set by tests
 }
@@ -58,6 +58,7 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.session, "session", "", "continue this stored session: its latest loop's history comes before PROMPT")
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, $XDG_DATA_HOME/strata/strata.db)")
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
+	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k for OpenAI, cl100k approximation for Claude) or estimate")
 	return cmd
 }
@@ -92,6 +93,9 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	ld, err := loadAgent(f.agentFile, root)
 	if err != nil {
 		return err
+	}
+	if f.live {
+		defer ld.activate(ctx, root)()
 	}
 	tools, agentModel := append(ld.tools, ld.subAgent(agent.Config{})...), ld.model // the tools run offers
 	pc := &ld.context

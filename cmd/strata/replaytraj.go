@@ -119,7 +119,10 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 			Output: r.Output, CostUSD: price.Cost(r), Observed: c.Usage.CachedTokens})
 	}
 	observe := agent.Hook{Name: "price", Stage: agent.StageSendRequest, Phase: agent.PhasePre, Kind: agent.HookObserver,
-		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) { price1(p.Request); return agent.Verdict{}, nil }}
+		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+			price1(p.Request)
+			return agent.Verdict{}, nil
+		}}
 	calls := 0
 	a, err := agent.New(agent.Config{
 		Provider: anthropic.New(anthropic.Config{APIKey: "replay", BaseURL: srv.URL()}),

@@ -140,6 +140,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	if f.model == "" {
 		f.model = ld.model
 	}
+	defer ld.activate(ctx, wd)()
 	prov, model, cleanup, err := selectProvider(f)
 	if err != nil {
 		return err
@@ -159,6 +160,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		Model: model, Context: ld.context, MaxTokens: f.maxTokens, MaxTurns: f.maxTurns,
 		MaxSessionTokens: f.maxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: ld.allowedTool(), PreApproved: ld.preApproved(), Approver: terminalApprover(),
+		Hooks: ld.hooks,
 	}
 	cfg.Tools = tool.NewRegistry(append(ld.tools, ld.subAgent(cfg)...)...)
 	rs, err := openRun(st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
@@ -199,6 +201,11 @@ type loaded struct {
 	tools   []tool.Tool
 	model   string
 	cfg     *config.Agent
+	servers []config.NamedMCPServer
+	// Set by activate: loop hooks from the agent's hooks, and the config
+	// name ("@server/tool") of each MCP tool's model-facing name.
+	hooks    []agent.Hook
+	mcpNames map[string]string
 }
 
 // loadAgent loads --agent FILE (resolved against root, as kiro runs from the
@@ -221,7 +228,7 @@ func loadAgent(file, root string) (*loaded, error) {
 			tools = append(tools, t)
 		}
 	}
-	return &loaded{context: l.Context, tools: tools, model: l.Agent.Model, cfg: l.Agent}, nil
+	return &loaded{context: l.Context, tools: tools, model: l.Agent.Model, cfg: l.Agent, servers: l.Resolved.MCPServers}, nil
 }
 
 // subAgent returns the use_subagent tool when the agent may use it: each call
@@ -248,7 +255,7 @@ func (l *loaded) allowedTool() func(string) bool {
 	if l.cfg == nil {
 		return nil
 	}
-	return l.cfg.ToolAllowed
+	return func(name string) bool { return l.cfg.ToolAllowed(l.configName(name)) }
 }
 
 // preApproved is the allowlist: the agent's allowedTools (and kiro's
@@ -257,7 +264,7 @@ func (l *loaded) preApproved() func(llm.Block) bool {
 	if l.cfg == nil {
 		return func(c llm.Block) bool { return readOnlyBuiltins[c.Name] }
 	}
-	return func(c llm.Block) bool { return l.cfg.ToolAutoApproved(c.Name) }
+	return func(c llm.Block) bool { return l.cfg.ToolAutoApproved(l.configName(c.Name)) }
 }
 
 // env is the workspace policy: rooted at wd, with the agent's toolsSettings

@@ -1,0 +1,52 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+
+	"github.com/strata-agent/strata/hooks"
+	"github.com/strata-agent/strata/mcp"
+	"github.com/strata-agent/strata/tool"
+)
+
+// activate does what kiro does when an agent starts: it launches the agent's
+// MCP servers (a server that fails to launch is a warning, as in kiro) and
+// adds their tools the agent allows, then runs the agentSpawn hooks into the
+// context and prepares the loop hooks. The returned function terminates the
+// servers. Without an agent config it does nothing.
+func (l *loaded) activate(ctx context.Context, wd string) func() {
+	if l.cfg == nil {
+		return func() {}
+	}
+	warn := func(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
+	m := mcp.NewManager(mcp.Options{Stderr: os.Stderr, Roots: []string{wd}})
+	for _, s := range l.servers {
+		if err := m.LaunchServer(ctx, s.Name, s.Server); err != nil {
+			warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
+		}
+	}
+	m.Freeze()
+	l.mcpNames = map[string]string{}
+	for _, t := range m.Tools() {
+		l.mcpNames[t.Spec().Name] = t.ConfigName()
+		if l.cfg.ToolAllowed(t.ConfigName()) {
+			l.tools = append(l.tools, t)
+		}
+	}
+	r := hooks.New(l.cfg, hooks.Options{Cwd: wd, ToolName: l.configName, Warn: warn})
+	l.context.HookOutputs = append(l.context.HookOutputs, r.AgentSpawn(ctx)...)
+	l.hooks = r.Hooks()
+	return m.Terminate
+}
+
+// configName maps a model-facing tool name to the name agent configs use:
+// "@server/tool" for MCP tools, the name itself for built-ins.
+func (l *loaded) configName(name string) string {
+	if n, ok := l.mcpNames[name]; ok {
+		return n
+	}
+	return name
+}
+
+var _ tool.Tool = (*mcp.Tool)(nil)

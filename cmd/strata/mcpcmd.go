@@ -1,0 +1,109 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/mcp"
+)
+
+func init() { register(newMCPCmd) }
+
+func newMCPCmd() *cobra.Command {
+	cmd := &cobra.Command{Use: "mcp", Short: "Inspect MCP servers"}
+	var agentFile, mcpFile, format string
+	list := &cobra.Command{
+		Use:   "list",
+		Short: "Launch the MCP servers of an agent (or an mcp.json) and show their state and tools",
+		Long: `Launch the MCP servers an agent config names (--agent FILE: its mcpServers plus, when
+it includes them, the workspace's .kiro/settings/mcp.json), or those of --mcp-config
+FILE (default: ./.kiro/settings/mcp.json), list each server's state and tools with the
+names the model sees, then stop them.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format)
+		},
+	}
+	list.Flags().StringVar(&agentFile, "agent", "", "kiro / Amazon Q agent file")
+	list.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
+	list.Flags().StringVar(&format, "format", "table", "table or json")
+	cmd.AddCommand(list)
+	return cmd
+}
+
+func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string) error {
+	if format != "table" && format != "json" {
+		return usagef("unknown --format %q (valid: table, json)", format)
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	var servers []config.NamedMCPServer
+	if agentFile != "" {
+		ld, err := loadAgent(agentFile, wd)
+		if err != nil {
+			return err
+		}
+		servers = ld.servers
+	} else {
+		if mcpFile == "" {
+			mcpFile = filepath.Join(wd, ".kiro", "settings", "mcp.json")
+		}
+		c, err := config.LoadMCPConfig(mcpFile)
+		if err != nil {
+			return usageError{fmt.Errorf("%w (pass --agent FILE or --mcp-config FILE)", err)}
+		}
+		for name, s := range c.Servers {
+			servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
+		}
+		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+	}
+	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
+	defer m.Terminate()
+	for _, s := range servers {
+		_ = m.LaunchServer(ctx, s.Name, s.Server) // the failure is in the status
+	}
+	m.Freeze()
+	st := m.Statuses()
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetIndent("", "  ")
+		return enc.Encode(st)
+	}
+	if len(st) == 0 {
+		_, err := fmt.Fprintln(w, "no MCP servers configured")
+		return err
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "SERVER\tSTATE\tTOOLS\tCOMMAND / URL\tDETAIL")
+	for _, s := range st {
+		detail := s.Server
+		if s.Error != "" {
+			detail = s.Error
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\n", s.Name, s.State, len(s.Tools), clip(s.Command, 50), clip(detail, 70))
+	}
+	tw.Flush()
+	for _, s := range st {
+		if len(s.Tools) == 0 {
+			continue
+		}
+		names := make([]string, len(s.Tools))
+		for i, t := range s.Tools {
+			names[i] = mcp.ToolName(s.Name, t)
+		}
+		fmt.Fprintf(w, "\n@%s tools (as the model sees them):\n  %s\n", s.Name, strings.Join(names, "\n  "))
+	}
+	return nil
+}
