@@ -70,11 +70,11 @@ func WriteHTML(w io.Writer, r *Report) error {
 }
 
 var reportTmpl = template.Must(template.New("report").Funcs(template.FuncMap{
-	"usd": func(v float64) string { return fmt.Sprintf("$%.2f", v) },
-	"pct": func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
-	"f3":  func(v float64) string { return fmt.Sprintf("%.3f", v) },
-	"sub": func(a, b float64) float64 { return a - b },
-	"add": func(a, b float64) float64 { return a + b },
+	"usd":   func(v float64) string { return fmt.Sprintf("$%.2f", v) },
+	"pct":   func(v float64) string { return fmt.Sprintf("%.1f%%", 100*v) },
+	"f3":    func(v float64) string { return fmt.Sprintf("%.3f", v) },
+	"sub":   func(a, b float64) float64 { return a - b },
+	"add":   func(a, b float64) float64 { return a + b },
 	"mul14": func(i int) float64 { return float64(14 * i) },
 }).Parse(`<!doctype html>
 <html><head><meta charset="utf-8"><title>strata bench cache — {{.R.Provider}} / {{.R.Scenario}}</title>
