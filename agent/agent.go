@@ -370,3 +370,12 @@ func NewID() string {
 	_, _ = rand.Read(b[:])
 	return hex.EncodeToString(b[:])
 }
+
+// SetMode changes the approval mode for the next user turn (ACP
+// session/set_mode). An unknown mode is ignored.
+func (a *Agent) SetMode(m Mode) {
+	switch m {
+	case ModeAsk, ModeAllowlist, ModeAll:
+		a.cfg.Mode = m
+	}
+}

@@ -132,6 +132,7 @@ func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call 
 	a.runNonGuards(ctx, pre)
 	a.emit(event.Event{Kind: event.ToolExecutionStart, CorrelationID: corr, Turn: &id, ToolCall: &call})
 	env := *a.cfg.Env
+	env.CallID = call.ID
 	env.Progress = func(msg string) {
 		a.emit(event.Event{Kind: event.ToolExecutionUpdate, CorrelationID: corr, Turn: &id, ToolCall: &call, Text: msg})
 	}

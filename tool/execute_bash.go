@@ -51,7 +51,8 @@ func (*ExecuteBash) Spec() llm.ToolSpec { return cachedSpec("execute_bash", exec
 // Run checks the command against Env.DeniedCommands and AllowedCommands
 // (see CommandAllowed), then runs it with `bash -c` in the workspace root,
 // in a process group of its own, with standard input empty. Each output line
-// goes to Env.Progress as it arrives.
+// goes to Env.Progress as it arrives. With Env.Terminal set, the command runs
+// in the client's terminal instead (see inTerminal).
 //
 // The result text starts with "exit status: N", then the captured stdout and
 // stderr under "--- stdout ---" / "--- stderr ---" (sections that are empty
@@ -84,6 +85,9 @@ func (t *ExecuteBash) Run(ctx context.Context, env *Env, input json.RawMessage) 
 	limit := orDefault(t.MaxOutput, DefaultBashMaxOutput)
 	runCtx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
+	if env != nil && env.Terminal != nil {
+		return inTerminal(ctx, runCtx, env, in.Command, mustReal(root), limit, timeout)
+	}
 
 	cmd := exec.CommandContext(runCtx, "bash", "-c", in.Command)
 	cmd.Dir = mustReal(root)
@@ -129,6 +133,40 @@ func (t *ExecuteBash) Run(ctx context.Context, env *Env, input json.RawMessage) 
 		return Result{}, fmt.Errorf("execute_bash: %w", waitErr)
 	}
 	return TextResult(formatOutput(status, stdout, stderr)), nil
+}
+
+// inTerminal runs command through env.Terminal; the result has the same
+// shape as a local run, with one "--- output ---" section (a terminal
+// interleaves stdout and stderr).
+func inTerminal(ctx, runCtx context.Context, env *Env, command, dir string, limit int, timeout time.Duration) (Result, error) {
+	r, err := env.Terminal.Run(runCtx, env.CallID, command, dir, limit)
+	var b strings.Builder
+	status := "none (killed)"
+	switch {
+	case r.ExitCode != nil:
+		status = strconv.Itoa(*r.ExitCode)
+	case r.Signal != "":
+		status = "none (killed by signal: " + r.Signal + ")"
+	}
+	b.WriteString("exit status: " + status + "\n")
+	if r.Truncated {
+		b.WriteString(fmt.Sprintf("[the terminal kept only the last %d bytes of output]\n", limit))
+	}
+	if out := strings.TrimSuffix(r.Output, "\n"); out != "" {
+		b.WriteString("--- output ---\n" + out)
+	} else {
+		b.WriteString("(no output)")
+	}
+	res := TextResult(b.String())
+	switch {
+	case errors.Is(runCtx.Err(), context.DeadlineExceeded) && ctx.Err() == nil:
+		return res, fmt.Errorf("execute_bash: command timed out after %s and was killed", timeout)
+	case ctx.Err() != nil:
+		return res, fmt.Errorf("execute_bash: command cancelled and killed: %w", ctx.Err())
+	case err != nil:
+		return Result{}, fmt.Errorf("execute_bash: terminal: %w", err)
+	}
+	return res, nil
 }
 
 // killGroup sends SIGKILL to the process group led by p (ESRCH ignored).

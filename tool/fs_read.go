@@ -112,11 +112,11 @@ func (t *FSRead) Run(ctx context.Context, env *Env, input json.RawMessage) (Resu
 func (t *FSRead) run(ctx context.Context, env *Env, op fsReadOp) (Result, error) {
 	switch op.Mode {
 	case "Line":
-		return t.line(env, op)
+		return t.line(ctx, env, op)
 	case "Directory":
 		return t.directory(ctx, env, op)
 	case "Search":
-		return t.search(env, op)
+		return t.search(ctx, env, op)
 	case "Image":
 		return t.image(env, op)
 	}
@@ -134,7 +134,8 @@ func orDefault(v, def int) int {
 
 // readTextFile resolves path and reads it as text: it must be a regular
 // file that does not look binary. Invalid UTF-8 is replaced with U+FFFD.
-func readTextFile(env *Env, mode, path string) (string, string, error) {
+// With Env.Editor set, the content comes from the editor (its buffer).
+func readTextFile(ctx context.Context, env *Env, mode, path string) (string, string, error) {
 	if path == "" {
 		return "", "", fmt.Errorf("fs_read %s: path is required", mode)
 	}
@@ -158,7 +159,7 @@ func readTextFile(env *Env, mode, path string) (string, string, error) {
 	if fi.Size() > maxTextFileBytes {
 		return "", "", fmt.Errorf("fs_read %s: %q is %d bytes, over the %d-byte limit for text files; use grep or execute_bash (head, sed -n) instead", mode, path, fi.Size(), maxTextFileBytes)
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readFile(ctx, env, abs)
 	if err != nil {
 		return "", "", fmt.Errorf("fs_read %s: %w", mode, err)
 	}
@@ -195,8 +196,8 @@ func lineIndex(n, i int) int {
 // line is Line mode: lines start_line..end_line (inclusive, kiro semantics;
 // start_line 0 reads from the first line), raw text joined with "\n", cut at
 // MaxBytes on a line boundary with a notice giving the next start_line.
-func (t *FSRead) line(env *Env, op fsReadOp) (Result, error) {
-	text, _, err := readTextFile(env, "Line", op.Path)
+func (t *FSRead) line(ctx context.Context, env *Env, op fsReadOp) (Result, error) {
+	text, _, err := readTextFile(ctx, env, "Line", op.Path)
 	if err != nil {
 		return Result{}, err
 	}
@@ -360,11 +361,11 @@ func pathJoin(dir, name string) string {
 // with context_lines (default 2) around each match. Matching lines are
 // marked "→ N: text", context lines "  N: text"; groups that do not touch
 // are separated by "--".
-func (t *FSRead) search(env *Env, op fsReadOp) (Result, error) {
+func (t *FSRead) search(ctx context.Context, env *Env, op fsReadOp) (Result, error) {
 	if op.Pattern == "" {
 		return Result{}, errors.New("fs_read Search: pattern is required and must not be empty")
 	}
-	text, _, err := readTextFile(env, "Search", op.Path)
+	text, _, err := readTextFile(ctx, env, "Search", op.Path)
 	if err != nil {
 		return Result{}, err
 	}

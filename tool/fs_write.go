@@ -71,7 +71,7 @@ func (t *FSWrite) Run(ctx context.Context, env *Env, input json.RawMessage) (Res
 	if err != nil {
 		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}
-	old, mode, existed, err := readForWrite(abs, in.Path)
+	old, mode, existed, err := readForWrite(ctx, env, abs, in.Path)
 	if err != nil {
 		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}
@@ -102,7 +102,7 @@ func (t *FSWrite) Run(ctx context.Context, env *Env, input json.RawMessage) (Res
 			return Result{}, fmt.Errorf("fs_write create: %w", err)
 		}
 	}
-	if err := os.WriteFile(abs, []byte(updated), mode); err != nil {
+	if err := writeFile(ctx, env, abs, updated, mode); err != nil {
 		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}
 	rel := displayPath(env, abs)
@@ -115,7 +115,7 @@ func (t *FSWrite) Run(ctx context.Context, env *Env, input json.RawMessage) (Res
 
 // readForWrite returns the current content and mode of abs, or "" and 0644
 // when it does not exist yet. A directory is an error.
-func readForWrite(abs, path string) (string, fs.FileMode, bool, error) {
+func readForWrite(ctx context.Context, env *Env, abs, path string) (string, fs.FileMode, bool, error) {
 	fi, err := os.Stat(abs)
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", 0o644, false, nil
@@ -132,7 +132,7 @@ func readForWrite(abs, path string) (string, fs.FileMode, bool, error) {
 	if fi.Size() > maxTextFileBytes {
 		return "", 0, false, fmt.Errorf("%q is %d bytes, over the %d-byte limit for edits", path, fi.Size(), maxTextFileBytes)
 	}
-	b, err := os.ReadFile(abs)
+	b, err := readFile(ctx, env, abs)
 	if err != nil {
 		return "", 0, false, err
 	}

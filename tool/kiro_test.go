@@ -24,7 +24,7 @@ func TestKiroSchemasMatchToolIndex(t *testing.T) {
 	if err := json.Unmarshal(raw, &index); err != nil {
 		t.Fatal(err)
 	}
-	specs := map[string]Tool{"fs_read": &FSRead{}, "fs_write": &FSWrite{}, "execute_bash": &ExecuteBash{}}
+	specs := map[string]Tool{"fs_read": &FSRead{}, "fs_write": &FSWrite{}, "execute_bash": &ExecuteBash{}, "todo_list": &TodoList{}}
 	for name, tl := range specs {
 		kiro, ok := index[name]
 		if !ok {

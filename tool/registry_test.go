@@ -41,7 +41,7 @@ func TestBuiltinsRegisterWithSortedSpecs(t *testing.T) {
 			t.Errorf("%s: input schema is not JSON", s.Name)
 		}
 	}
-	if got := strings.Join(names, ","); got != "execute_bash,fs_read,fs_write,glob,grep" {
+	if got := strings.Join(names, ","); got != "execute_bash,fs_read,fs_write,glob,grep,todo_list" {
 		t.Errorf("Specs order %s", got)
 	}
 	for _, n := range names {

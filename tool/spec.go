@@ -12,8 +12,8 @@ import (
 )
 
 // specFiles holds the input schemas of the built-in tools. fs_read.json,
-// fs_write.json and execute_bash.json are the Amazon Q Developer CLI's
-// tool_index.json entries, unchanged (aws/amazon-q-developer-cli,
+// fs_write.json, execute_bash.json and todo_list.json are the Amazon Q
+// Developer CLI's tool_index.json entries, unchanged (aws/amazon-q-developer-cli,
 // crates/chat-cli/src/cli/chat/tools/tool_index.json, MIT OR Apache-2.0; see
 // specs/SOURCE.md); grep.json and glob.json are strata's own.
 //

@@ -21,6 +21,7 @@ package tool
 import (
 	"context"
 	"encoding/json"
+	"os"
 
 	"github.com/strata-agent/strata/llm"
 )
@@ -75,10 +76,66 @@ type Env struct {
 	AllowedCommands []string
 	// DeniedCommands are execute_bash regex patterns that refuse a command.
 	DeniedCommands []string
+	// Editor, when non-nil, is the client that owns the workspace's text
+	// files (an ACP client offering fs/read_text_file and
+	// fs/write_text_file): fs_read reads text through it, so the model sees
+	// unsaved editor buffers, and fs_write reads and writes through it, so
+	// the editor tracks the change. The sandbox still applies first.
+	Editor Editor
+	// Terminal, when non-nil, runs execute_bash commands in the client's
+	// terminal (ACP terminal/create …) so the user watches them live; the
+	// command policy and timeout still apply.
+	Terminal Terminal
+	// CallID is the id of the tool_use being run (set by the loop for each
+	// call; empty outside a loop).
+	CallID string
 	// Progress, when non-nil, receives progress lines while a tool runs
 	// (execute_bash sends each output line). It may be called from several
 	// goroutines, but never concurrently for one tool call.
 	Progress func(msg string)
+}
+
+// Editor reads and writes whole text files for fs_read and fs_write. Paths
+// are absolute and already resolved by ResolvePath. Errors are returned to
+// the model in the tool_result.
+type Editor interface {
+	ReadTextFile(ctx context.Context, path string) (string, error)
+	WriteTextFile(ctx context.Context, path, content string) error
+}
+
+// Terminal runs one shell command for execute_bash: `bash -c command` in
+// dir, stdout and stderr interleaved, output capped at limit bytes (the
+// client keeps the end). callID names the tool_use the command belongs to,
+// for a client that shows the terminal inside that tool call. Run kills the
+// command when ctx ends and returns ctx's error.
+type Terminal interface {
+	Run(ctx context.Context, callID, command, dir string, limit int) (TerminalResult, error)
+}
+
+// TerminalResult is a finished terminal command.
+type TerminalResult struct {
+	Output    string // interleaved stdout and stderr, at most the limit (bytes)
+	Truncated bool   // the client dropped the start of the output
+	ExitCode  *int   // nil when a signal ended the command
+	Signal    string // the signal that ended the command, if any
+}
+
+// readFile reads abs through env.Editor when it is set, else from disk.
+func readFile(ctx context.Context, env *Env, abs string) ([]byte, error) {
+	if env != nil && env.Editor != nil {
+		s, err := env.Editor.ReadTextFile(ctx, abs)
+		return []byte(s), err
+	}
+	return os.ReadFile(abs)
+}
+
+// writeFile writes abs through env.Editor when it is set, else to disk
+// with mode.
+func writeFile(ctx context.Context, env *Env, abs, content string, mode os.FileMode) error {
+	if env != nil && env.Editor != nil {
+		return env.Editor.WriteTextFile(ctx, abs, content)
+	}
+	return os.WriteFile(abs, []byte(content), mode)
 }
 
 // progress reports msg through env.Progress when it is set.
@@ -89,7 +146,7 @@ func (e *Env) progress(msg string) {
 }
 
 // Builtins returns new instances of the built-in tools with default settings,
-// in this order: fs_read, fs_write, execute_bash, grep, glob.
+// in this order: fs_read, fs_write, execute_bash, grep, glob, todo_list.
 func Builtins() []Tool {
-	return []Tool{&FSRead{}, &FSWrite{}, &ExecuteBash{}, &Grep{}, &Glob{}}
+	return []Tool{&FSRead{}, &FSWrite{}, &ExecuteBash{}, &Grep{}, &Glob{}, &TodoList{}}
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 
+	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/hooks"
 	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/tool"
@@ -19,14 +20,8 @@ func (l *loaded) activate(ctx context.Context, wd string) func() {
 	if l.cfg == nil {
 		return func() {}
 	}
-	warn := func(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
-	m := mcp.NewManager(mcp.Options{Stderr: os.Stderr, Roots: []string{wd}})
-	for _, s := range l.servers {
-		if err := m.LaunchServer(ctx, s.Name, s.Server); err != nil {
-			warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
-		}
-	}
-	m.Freeze()
+	m := launchMCP(ctx, l.servers, wd)
+	l.mcp = m
 	l.mcpNames = map[string]string{}
 	for _, t := range m.Tools() {
 		l.mcpNames[t.Spec().Name] = t.ConfigName()
@@ -38,6 +33,23 @@ func (l *loaded) activate(ctx context.Context, wd string) func() {
 	l.context.HookOutputs = append(l.context.HookOutputs, r.AgentSpawn(ctx)...)
 	l.hooks = r.Hooks()
 	return m.Terminate
+}
+
+// warn prints a warning on stderr and goes on (kiro reports missing
+// resources, hook scripts and MCP commands the same way).
+func warn(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
+
+// launchMCP starts servers (a failed launch is a warning) and freezes the
+// manager. The caller terminates it.
+func launchMCP(ctx context.Context, servers []config.NamedMCPServer, wd string) *mcp.Manager {
+	m := mcp.NewManager(mcp.Options{Stderr: os.Stderr, Roots: []string{wd}})
+	for _, s := range servers {
+		if err := m.LaunchServer(ctx, s.Name, s.Server); err != nil {
+			warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
+		}
+	}
+	m.Freeze()
+	return m
 }
 
 // configName maps a model-facing tool name to the name agent configs use:

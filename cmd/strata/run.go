@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -19,6 +20,7 @@ import (
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/tool"
@@ -30,6 +32,7 @@ type runFlags struct {
 	maxTurns                                   int
 	maxTokens, maxSessionTokens                int64
 	replayFiles                                []string
+	replayDelay                                time.Duration
 }
 
 func newRunCmd() *cobra.Command {
@@ -78,6 +81,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap per model call in tokens (0 = provider default)")
 	fl.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "stop when the loop has used this many tokens (0 = no cap)")
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
+	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay: pause this long before each streamed event (to watch or cancel a stream)")
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
 }
 
@@ -121,48 +125,21 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	if f.maxTurns < 1 {
 		return usagef("--max-turns %d: want at least 1", f.maxTurns)
 	}
-	mode := agent.Mode(f.approve)
-	if mode != agent.ModeAsk && mode != agent.ModeAllowlist && mode != agent.ModeAll {
-		return usagef("unknown --approve %q (valid: ask, allowlist, all)", f.approve)
-	}
-	layout, err := prompt.Lookup(f.layout)
-	if err != nil {
-		return usageError{fmt.Errorf("--layout: %w", err)}
-	}
-	wd, err := os.Getwd()
+	mode, err := approvalMode(f.approve)
 	if err != nil {
 		return err
 	}
-	ld, err := loadAgent(f.agentFile, wd)
+	rt, err := openRuntime(ctx, f)
 	if err != nil {
 		return err
 	}
-	if f.model == "" {
-		f.model = ld.model
-	}
-	defer ld.activate(ctx, wd)()
-	prov, model, cleanup, err := selectProvider(f)
-	if err != nil {
-		return err
-	}
-	defer cleanup()
-	st, err := openStore(f.db)
-	if err != nil {
-		return err
-	}
-	defer st.Close()
+	defer rt.close()
+	wd, prov, model, st := rt.wd, rt.prov, rt.model, rt.store
 
 	bus := event.NewBus()
 	out := newPrinter(os.Stdout, f.format)
 	bus.Subscribe(out.observe)
-	cfg := agent.Config{
-		Provider: prov, Layout: layout, Tools: tool.NewRegistry(ld.tools...), Env: ld.env(wd),
-		Model: model, Context: ld.context, MaxTokens: f.maxTokens, MaxTurns: f.maxTurns,
-		MaxSessionTokens: f.maxSessionTokens, Bus: bus, Mode: mode,
-		AllowedTool: ld.allowedTool(), PreApproved: ld.preApproved(), Approver: terminalApprover(),
-		Hooks: ld.hooks,
-	}
-	cfg.Tools = tool.NewRegistry(append(ld.tools, ld.subAgent(cfg)...)...)
+	cfg := rt.config(rt.ld.env(wd), bus, mode, terminalApprover())
 	rs, err := openRun(st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
 	if err != nil {
 		bus.Close()
@@ -191,6 +168,87 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	return runErr
 }
 
+// approvalMode parses --approve.
+func approvalMode(s string) (agent.Mode, error) {
+	m := agent.Mode(s)
+	if m != agent.ModeAsk && m != agent.ModeAllowlist && m != agent.ModeAll {
+		return "", usagef("unknown --approve %q (valid: ask, allowlist, all)", s)
+	}
+	return m, nil
+}
+
+// runtime is what every loop of one process shares: the layout, the loaded
+// agent (with its MCP servers and hooks active), the provider and the
+// session store. Used by run, sessions resume/branch and acp.
+type runtime struct {
+	f      runFlags
+	layout prompt.Layout
+	wd     string
+	ld     *loaded
+	prov   llm.Provider
+	model  string
+	store  *session.Store
+	closer []func()
+}
+
+// openRuntime validates --layout, loads --agent (launching its MCP servers
+// and running agentSpawn hooks), selects the provider and opens the store.
+// The caller must call close.
+func openRuntime(ctx context.Context, f runFlags) (*runtime, error) {
+	layout, err := prompt.Lookup(f.layout)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--layout: %w", err)}
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	rt := &runtime{f: f, layout: layout, wd: wd}
+	if rt.ld, err = loadAgent(f.agentFile, wd); err != nil {
+		return nil, err
+	}
+	if f.model == "" {
+		f.model = rt.ld.model
+		rt.f.model = f.model
+	}
+	rt.closer = append(rt.closer, rt.ld.activate(ctx, wd))
+	prov, model, cleanup, err := selectProvider(f)
+	if err != nil {
+		rt.close()
+		return nil, err
+	}
+	rt.prov, rt.model = prov, model
+	rt.closer = append(rt.closer, cleanup)
+	if rt.store, err = openStore(f.db); err != nil {
+		rt.close()
+		return nil, err
+	}
+	rt.closer = append(rt.closer, func() { rt.store.Close() })
+	return rt, nil
+}
+
+// close releases what openRuntime opened, last first.
+func (rt *runtime) close() {
+	for i := len(rt.closer) - 1; i >= 0; i-- {
+		rt.closer[i]()
+	}
+}
+
+// config is the agent configuration of one loop: the runtime's provider,
+// layout, context, tools (with extra and use_subagent) and hooks, on env and
+// bus.
+func (rt *runtime) config(env *tool.Env, bus *event.Bus, mode agent.Mode, approver agent.Approver, extra ...tool.Tool) agent.Config {
+	f, ld := rt.f, rt.ld
+	cfg := agent.Config{
+		Provider: rt.prov, Layout: rt.layout, Env: env, Model: rt.model, Context: ld.context,
+		MaxTokens: f.maxTokens, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Bus: bus, Mode: mode,
+		AllowedTool: ld.allowedTool(), PreApproved: ld.preApproved(), Approver: approver, Hooks: ld.hooks,
+	}
+	tools := append(append([]tool.Tool(nil), ld.tools...), extra...)
+	cfg.Tools = tool.NewRegistry(append(tools, ld.subAgent(cfg)...)...)
+	return cfg
+}
+
 //go:embed default_system.md
 var defaultSystem string
 
@@ -206,6 +264,7 @@ type loaded struct {
 	// name ("@server/tool") of each MCP tool's model-facing name.
 	hooks    []agent.Hook
 	mcpNames map[string]string
+	mcp      *mcp.Manager // the agent's MCP servers; nil without an agent config
 }
 
 // loadAgent loads --agent FILE (resolved against root, as kiro runs from the
@@ -359,6 +418,9 @@ func replayProvider(f runFlags, spec providers.Spec) (llm.Provider, string, func
 			family = fam
 		}
 		script = append(script, rs...)
+	}
+	for i := range script {
+		script[i].Delay = f.replayDelay
 	}
 	if spec.Name == "" {
 		name := string(family)

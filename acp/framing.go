@@ -1,0 +1,114 @@
+package acp
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"io"
+	"sync"
+)
+
+// lockedWriter serializes whole-message writes of the SDK connection and of
+// the framing filter on the client's stream.
+type lockedWriter struct {
+	mu    sync.Mutex
+	w     io.Writer
+	hooks []writeHook
+}
+
+// writeHook runs fn once after a written response contains match.
+type writeHook struct {
+	match []byte
+	fn    func()
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	n, err := l.w.Write(p)
+	var run []func()
+	if bytes.Contains(p, []byte(`"result"`)) {
+		kept := l.hooks[:0]
+		for _, h := range l.hooks {
+			if bytes.Contains(p, h.match) {
+				run = append(run, h.fn)
+			} else {
+				kept = append(kept, h)
+			}
+		}
+		l.hooks = kept
+	}
+	l.mu.Unlock()
+	for _, fn := range run {
+		go fn()
+	}
+	return n, err
+}
+
+// after runs fn (in a goroutine of its own) once a response containing
+// match has been written — used to send updates that must follow the
+// response that tells the client a session id.
+func (l *lockedWriter) after(match string, fn func()) {
+	l.mu.Lock()
+	l.hooks = append(l.hooks, writeHook{[]byte(match), fn})
+	l.mu.Unlock()
+}
+
+// JSON-RPC 2.0 error responses the SDK does not send itself: it logs and
+// drops a line that is not a JSON object (JSON-RPC 2.0 §5.1 requires a
+// response with id null).
+var (
+	parseError     = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n")
+	invalidRequest = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: not a JSON object"}}` + "\n")
+)
+
+// maxLine is the SDK's own line limit (10 MiB); longer lines are answered
+// with a parse error instead of stopping the connection.
+const maxLine = 10 << 20
+
+// filterLines copies newline-delimited messages from in to the returned
+// reader, answering lines that are not JSON objects on out; the server keeps
+// serving after bad input. The reader ends when in does.
+func filterLines(in io.Reader, out io.Writer) io.Reader {
+	pr, pw := io.Pipe()
+	go func() {
+		r := bufio.NewReaderSize(in, 64<<10)
+		for {
+			line, tooLong, err := readLine(r)
+			line = bytes.TrimSpace(line)
+			switch {
+			case tooLong || len(line) > 0 && !json.Valid(line):
+				out.Write(parseError)
+			case len(line) == 0:
+			case line[0] != '{':
+				out.Write(invalidRequest)
+			default:
+				if _, werr := pw.Write(append(line, '\n')); werr != nil {
+					return
+				}
+			}
+			if err != nil {
+				pw.CloseWithError(err)
+				return
+			}
+		}
+	}()
+	return pr
+}
+
+// readLine returns the next line without its newline, or tooLong (and no
+// bytes) when it exceeds maxLine; the whole line is consumed either way.
+func readLine(r *bufio.Reader) (line []byte, tooLong bool, err error) {
+	for {
+		frag, err := r.ReadSlice('\n')
+		if !tooLong {
+			if len(line)+len(frag) > maxLine {
+				tooLong, line = true, nil
+			} else {
+				line = append(line, frag...)
+			}
+		}
+		if err != bufio.ErrBufferFull {
+			return line, tooLong, err
+		}
+	}
+}
