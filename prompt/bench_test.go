@@ -12,6 +12,7 @@ import (
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/prompt"
+	_ "github.com/strata-agent/strata/prompt/cachefit"
 	_ "github.com/strata-agent/strata/prompt/flat"
 	_ "github.com/strata-agent/strata/prompt/kiro"
 	_ "github.com/strata-agent/strata/prompt/panels"
