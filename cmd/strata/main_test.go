@@ -232,3 +232,38 @@ func TestRenderPrintsWireBody(t *testing.T) {
 		t.Errorf("explain json: %v %s", err, r.stdout)
 	}
 }
+
+// `strata run --replay` with a real Bedrock ConverseStream recording (AWS
+// event-stream bytes) goes through the AWS SDK: the reasoning, text and the
+// stream's metadata usage come out as events.
+func TestRunReplaysBedrockEventStream(t *testing.T) {
+	fixture := shared.Path(t, "data/wire/pydantic-ai/bedrock-eventstream-extracted/test_bedrock_model_thinking_part_stream.0.eventstream")
+	r := strata(t, t.TempDir(), nil, "run", "--replay", fixture, "--format", "json", "hello")
+	if r.code != 0 {
+		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
+	}
+	var end map[string]any
+	var thinking, text int
+	for _, line := range strings.Split(strings.TrimSpace(r.stdout), "\n") {
+		var ev map[string]any
+		if err := json.Unmarshal([]byte(line), &ev); err != nil {
+			t.Fatalf("stdout line is not JSON: %q", line)
+		}
+		if d, ok := ev["delta"].(map[string]any); ok && ev["kind"] == "message_update" {
+			switch d["type"] {
+			case "thinking":
+				thinking++
+			case "text":
+				text++
+			}
+		}
+		if ev["kind"] == "session_turn_end" {
+			end = ev
+		}
+	}
+	u, _ := end["usage"].(map[string]any)
+	// test_bedrock_model_thinking_part_stream: metadata usage inputTokens 36, outputTokens 73.
+	if thinking == 0 || text == 0 || u["input"] != 36.0 || u["output"] != 73.0 || !strings.Contains(r.stderr, "provider bedrock") {
+		t.Errorf("thinking deltas %d, text deltas %d, usage %v\nstderr %s", thinking, text, u, r.stderr)
+	}
+}

@@ -27,9 +27,9 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/re
 // any later layout join the all-configs test automatically.
 var seedLayouts = []string{"flat", "kiro", "panels", "tiered"}
 
-// wireProviders are the providers with an SDK in this module; bedrock and
-// gemini are named by the design but not built yet (see README).
-var wireProviders = []string{"anthropic", "openai-chat", "openai-responses"}
+// wireProviders are the providers with an SDK in this module; gemini is
+// named by the design but not built yet (see README).
+var wireProviders = []string{"anthropic", "openai-chat", "openai-responses", "bedrock"}
 
 const goldenNow = "2026-11-23T10:00:00Z"
 
@@ -205,10 +205,17 @@ func checkSeedText(t *testing.T, layout, provider, body string) {
 	if provider != "anthropic" && n > 0 {
 		t.Errorf("%d cache_control fields in a %s body", n, provider)
 	}
+	points := strings.Count(body, `"cachePoint"`)
+	if provider != "bedrock" && points > 0 {
+		t.Errorf("%d cachePoint blocks in a %s body", points, provider)
+	}
+	if provider == "bedrock" {
+		n = points // Bedrock docs: a cachePoint block ends each cached prefix
+	}
 	if n > llm.MaxBreakpoints {
 		t.Errorf("%d cache breakpoints; Anthropic allows %d", n, llm.MaxBreakpoints)
 	}
-	if layout == "tiered" && provider == "anthropic" && n == 0 {
+	if layout == "tiered" && (provider == "anthropic" || provider == "bedrock") && n == 0 {
 		t.Error("tiered sent no cache breakpoint")
 	}
 }

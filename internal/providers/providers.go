@@ -3,21 +3,25 @@
 package providers
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"sort"
 	"strings"
 
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/strata-agent/strata/llm"
+
 	"github.com/strata-agent/strata/llm/anthropic"
+	"github.com/strata-agent/strata/llm/bedrock"
 	"github.com/strata-agent/strata/llm/openai"
 )
 
 // Spec describes one selectable provider.
 type Spec struct {
 	Name    string // --provider value
-	API     string // "anthropic", "openai-chat" or "openai-responses"
+	API     string // "anthropic", "openai-chat", "openai-responses" or "bedrock"
 	KeyEnv  string // variable holding the API key
 	URLEnv  string // variable overriding the base URL
 	BaseURL string // default base URL ("" = the SDK's default)
@@ -37,6 +41,12 @@ var Specs = []Spec{
 	{Name: "ollama", API: "openai-chat", KeyEnv: "OLLAMA_API_KEY", URLEnv: "OLLAMA_BASE_URL", BaseURL: "http://127.0.0.1:11434/v1", KeyOptional: true},
 	{Name: "vllm", API: "openai-chat", KeyEnv: "VLLM_API_KEY", URLEnv: "VLLM_BASE_URL", BaseURL: "http://127.0.0.1:8000/v1", KeyOptional: true},
 	{Name: "openai-compatible", API: "openai-chat", KeyEnv: "OPENAI_API_KEY", URLEnv: "OPENAI_BASE_URL", KeyOptional: true},
+	// Bedrock signs with the AWS credential chain (AWS_ACCESS_KEY_ID /
+	// AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE, SSO, …) in
+	// AWS_REGION (default us-east-1); AWS_ENDPOINT_URL_BEDROCK_RUNTIME
+	// overrides the endpoint (AWS SDK convention).
+	{Name: "bedrock", API: "bedrock", KeyEnv: "AWS_ACCESS_KEY_ID", URLEnv: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
+		Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", KeyOptional: true},
 }
 
 // Names returns the valid provider names, sorted.
@@ -92,6 +102,8 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 		return nil, fmt.Errorf("provider openai-compatible needs a base URL: set %s (e.g. http://127.0.0.1:8000/v1)", spec.URLEnv)
 	}
 	switch spec.API {
+	case "bedrock":
+		return newBedrock(o, base)
 	case "anthropic":
 		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}), nil
 	case "openai-chat":
@@ -100,6 +112,26 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 		return openai.NewResponses(openai.Config{Name: spec.Name, APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}), nil
 	}
 	return nil, fmt.Errorf("provider %s: unknown API %q", spec.Name, spec.API)
+}
+
+// newBedrock builds the Bedrock provider: with Options.APIKey (render) it
+// signs with that static key and sends nothing real; otherwise the AWS SDK's
+// default credential chain and region are used.
+func newBedrock(o Options, base string) (llm.Provider, error) {
+	cfg := bedrock.Config{Region: os.Getenv("AWS_REGION"), BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}
+	if cfg.Region == "" {
+		cfg.Region = "us-east-1"
+	}
+	if o.APIKey != "" {
+		cfg.AccessKeyID, cfg.SecretAccessKey = o.APIKey, o.APIKey
+		return bedrock.New(cfg), nil
+	}
+	ac, err := config.LoadDefaultConfig(context.Background(), config.WithRegion(cfg.Region))
+	if err != nil {
+		return nil, fmt.Errorf("provider bedrock: AWS configuration: %w", err)
+	}
+	cfg.Credentials = ac.Credentials
+	return bedrock.New(cfg), nil
 }
 
 // FromEnv picks the provider when none was named: the first of

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"os"
 	"strings"
+
+	"github.com/aws/aws-sdk-go-v2/aws/protocol/eventstream"
 )
 
 // SSEFile loads a raw SSE recording (the response body exactly as sent) as one
@@ -41,12 +43,50 @@ const (
 	FamilyAnthropic       Family = "anthropic"        // Anthropic Messages SSE
 	FamilyOpenAIChat      Family = "openai-chat"      // Chat Completions chunks, ends with [DONE]
 	FamilyOpenAIResponses Family = "openai-responses" // Responses API events
+	FamilyBedrock         Family = "bedrock"          // Bedrock ConverseStream events, {"<eventType>": payload}
 )
+
+// bedrockEvents are the ConverseStream event types (Bedrock API reference,
+// ConverseStreamOutput).
+var bedrockEvents = map[string]bool{"messageStart": true, "contentBlockStart": true, "contentBlockDelta": true,
+	"contentBlockStop": true, "messageStop": true, "metadata": true}
+
+// EventStreamFile loads a raw AWS event-stream body
+// (application/vnd.amazon.eventstream, e.g. a recorded Bedrock ConverseStream
+// response) as one 200 response.
+func EventStreamFile(path string) (Response, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return Response{}, fmt.Errorf("replay: %w", err)
+	}
+	return Response{Body: b, Header: http.Header{"Content-Type": {eventStreamType}}, Source: path}, nil
+}
+
+const eventStreamType = "application/vnd.amazon.eventstream"
+
+// bedrockEvent encodes one {"<eventType>": payload} chunk line as an AWS
+// event-stream message (headers :event-type, :content-type, :message-type
+// "event"), as Bedrock sends it.
+func bedrockEvent(w *bytes.Buffer, line []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(line, &m); err != nil || len(m) != 1 {
+		return fmt.Errorf("not a {\"<eventType>\": payload} object")
+	}
+	for typ, payload := range m {
+		msg := eventstream.Message{Payload: payload}
+		msg.Headers.Set(":event-type", eventstream.StringValue(typ))
+		msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+		msg.Headers.Set(":message-type", eventstream.StringValue("event"))
+		return eventstream.NewEncoder().Encode(w, msg)
+	}
+	return nil
+}
 
 // DetectFamily names the family of one streamed JSON payload by its shape:
 // Anthropic events carry type message_*/content_block_*/ping/error, Responses
 // events carry type "response.*" (or "error"), Chat Completions chunks carry
-// object "chat.completion.chunk" or a choices array.
+// object "chat.completion.chunk" or a choices array, Bedrock events are an
+// object with one ConverseStream event-type key.
 func DetectFamily(payload []byte) (Family, error) {
 	var probe struct {
 		Type    string          `json:"type"`
@@ -55,6 +95,15 @@ func DetectFamily(payload []byte) (Family, error) {
 	}
 	if err := json.Unmarshal(payload, &probe); err != nil {
 		return "", fmt.Errorf("not a JSON object: %w", err)
+	}
+	var keys map[string]json.RawMessage
+	_ = json.Unmarshal(payload, &keys)
+	if len(keys) == 1 {
+		for k := range keys {
+			if bedrockEvents[k] {
+				return FamilyBedrock, nil
+			}
+		}
 	}
 	switch {
 	case strings.HasPrefix(probe.Type, "response."):
@@ -71,7 +120,8 @@ func DetectFamily(payload []byte) (Family, error) {
 // SSE framing removed, as in vercel-ai's *.chunks.txt) and re-frames it as SSE:
 // "event: <type>" (Anthropic and Responses, where the payload names its type),
 // "data: <line>", a blank line, and "data: [DONE]" at the end of Chat
-// Completions streams.
+// Completions streams. Bedrock lines are re-encoded as AWS event-stream
+// messages instead (application/vnd.amazon.eventstream).
 //
 // A file that concatenates several complete streams (several Anthropic
 // message_start … message_stop, or Responses response.created …) yields one
@@ -98,8 +148,12 @@ func ChunksFile(path string) ([]Response, error) {
 		if family == FamilyOpenAIChat {
 			cur.WriteString("data: [DONE]\n\n")
 		}
+		ct := "text/event-stream; charset=utf-8"
+		if family == FamilyBedrock {
+			ct = eventStreamType
+		}
 		out = append(out, Response{Body: append([]byte(nil), cur.Bytes()...),
-			Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}, Source: path})
+			Header: http.Header{"Content-Type": {ct}}, Source: path})
 		cur.Reset()
 	}
 	for sc.Scan() {
@@ -115,6 +169,12 @@ func ChunksFile(path string) ([]Response, error) {
 			if family, err = DetectFamily(line); err != nil {
 				return nil, fmt.Errorf("replay: %s line %d: %w", path, lineNo, err)
 			}
+		}
+		if family == FamilyBedrock {
+			if err := bedrockEvent(&cur, line); err != nil {
+				return nil, fmt.Errorf("replay: %s line %d: %w", path, lineNo, err)
+			}
+			continue
 		}
 		var probe struct {
 			Type string `json:"type"`

@@ -1,0 +1,412 @@
+// Package bedrock is strata's provider for Amazon Bedrock's Converse API, on
+// the official AWS SDK (github.com/aws/aws-sdk-go-v2/service/bedrockruntime):
+// ConverseStream (or Converse) with the SDK's event-stream decoder. Cache
+// breakpoints become cachePoint blocks (Params); usage maps
+// cacheReadInputTokens / cacheWriteInputTokens to CacheRead / CacheWrite.
+//
+// Content kept from responses: text, reasoning text (+signature), redacted
+// reasoning and toolUse blocks, in order. Citations and server-side tool
+// results (e.g. a code-interpreter toolResult in an assistant message) have
+// no place in strata's neutral model and are dropped.
+package bedrock
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/aws/aws-sdk-go-v2/aws"
+	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/credentials"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
+	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
+	"github.com/aws/smithy-go"
+
+	"github.com/strata-agent/strata/llm"
+)
+
+// ProviderName is the id Name returns and APIError.Provider carries.
+const ProviderName = "bedrock"
+
+// Config configures a Provider. The CLI fills it from the standard AWS
+// variables; New reads no environment and no shared config files.
+type Config struct {
+	Region string // e.g. "us-east-1"; required by request signing
+	// AccessKeyID, SecretAccessKey and SessionToken sign the requests (SigV4)
+	// unless Credentials is set.
+	AccessKeyID, SecretAccessKey, SessionToken string
+	// Credentials, when non-nil, supplies the signing credentials (e.g. the
+	// AWS SDK's default chain: profiles, SSO, instance roles).
+	Credentials aws.CredentialsProvider
+	// BaseURL overrides the endpoint, e.g. "http://127.0.0.1:43127"; "" =
+	// the regional bedrock-runtime endpoint.
+	BaseURL string
+	// HTTPClient carries the requests; nil = the SDK default.
+	HTTPClient *http.Client
+	// MaxRetries is the SDK's retry count before any byte is streamed; 0 =
+	// none (tests).
+	MaxRetries int
+	// NonStreaming uses Converse instead of ConverseStream; Stream then
+	// reports the final content as deltas in one go, one per block.
+	NonStreaming bool
+}
+
+// Provider talks to the Bedrock Converse API. It is safe for concurrent use.
+type Provider struct {
+	client *bedrockruntime.Client
+	cfg    Config
+}
+
+// New returns a provider for cfg.
+func New(cfg Config) *Provider {
+	ac := aws.Config{Region: cfg.Region, RetryMaxAttempts: cfg.MaxRetries + 1, Credentials: cfg.Credentials}
+	var next aws.HTTPClient = awshttp.NewBuildableClient()
+	if cfg.HTTPClient != nil {
+		next = cfg.HTTPClient
+	}
+	ac.HTTPClient = bodyWatcher{next}
+	if ac.Credentials == nil {
+		ac.Credentials = credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)
+	}
+	client := bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
+		if cfg.BaseURL != "" {
+			o.BaseEndpoint = aws.String(cfg.BaseURL)
+		}
+	})
+	return &Provider{client: client, cfg: cfg}
+}
+
+// Name returns "bedrock".
+func (p *Provider) Name() string { return ProviderName }
+
+// Stream sends req to ConverseStream (POST /model/{id}/converse-stream) and
+// streams the answer (see llm.Provider for the contract).
+//
+// Deltas: text → llm.DeltaText, reasoning text → llm.DeltaThinking, toolUse
+// input fragments → llm.DeltaToolCall with the call's id and name (a call
+// with no streamed input is reported whole at its contentBlockStop). Index
+// is the block's position in the returned message.
+//
+// Errors: *llm.APIError for an HTTP error or an exception event in the
+// stream; an error wrapping llm.ErrStreamTruncated when the stream ends
+// before messageStop or the body breaks off mid-event; ctx.Err() when ctx is
+// cancelled.
+func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	in, err := Params(req)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: %w", err)
+	}
+	if onDelta == nil {
+		onDelta = func(llm.Delta) {}
+	}
+	if p.cfg.NonStreaming {
+		return p.converse(ctx, in, onDelta)
+	}
+	ctx = watchBody(ctx)
+	out, err := p.client.ConverseStream(ctx, in)
+	if err != nil {
+		return nil, wrapError(ctx, err)
+	}
+	es := out.GetStream()
+	defer es.Close()
+	var acc accumulator
+	for ev := range es.Events() {
+		if err := acc.add(ev, onDelta); err != nil {
+			return nil, err
+		}
+	}
+	if err := es.Err(); err != nil {
+		return nil, wrapError(ctx, err)
+	}
+	if err := bodyErr(ctx); err != nil {
+		return nil, fmt.Errorf("bedrock: %w: %v", llm.ErrStreamTruncated, err)
+	}
+	if ctx.Err() != nil {
+		return nil, ctx.Err()
+	}
+	return acc.response(req.Model)
+}
+
+// block is one content block being streamed.
+type block struct {
+	b     llm.Block
+	input strings.Builder // toolUse input fragments
+	sent  bool            // a delta of this block was reported
+}
+
+// accumulator builds the response from ConverseStream events.
+type accumulator struct {
+	blocks  map[int32]*block
+	order   []int32
+	stop    types.StopReason
+	stopped bool
+	usage   *types.TokenUsage
+}
+
+func (a *accumulator) get(i *int32, typ llm.BlockType) *block {
+	if a.blocks == nil {
+		a.blocks = map[int32]*block{}
+	}
+	k := aws.ToInt32(i)
+	b, ok := a.blocks[k]
+	if !ok {
+		b = &block{b: llm.Block{Type: typ}}
+		a.blocks[k] = b
+		a.order = append(a.order, k)
+	}
+	return b
+}
+
+// index is b's position in the final message.
+func (a *accumulator) index(k int32) int {
+	for i, o := range a.order {
+		if o == k {
+			return i
+		}
+	}
+	return len(a.order)
+}
+
+func (a *accumulator) add(ev types.ConverseStreamOutput, onDelta func(llm.Delta)) error {
+	switch e := ev.(type) {
+	case *types.ConverseStreamOutputMemberContentBlockStart:
+		if s, ok := e.Value.Start.(*types.ContentBlockStartMemberToolUse); ok {
+			b := a.get(e.Value.ContentBlockIndex, llm.BlockToolUse)
+			b.b.ID, b.b.Name = aws.ToString(s.Value.ToolUseId), aws.ToString(s.Value.Name)
+		}
+	case *types.ConverseStreamOutputMemberContentBlockDelta:
+		k := aws.ToInt32(e.Value.ContentBlockIndex)
+		switch d := e.Value.Delta.(type) {
+		case *types.ContentBlockDeltaMemberText:
+			b := a.get(&k, llm.BlockText)
+			b.b.Text += d.Value
+			if d.Value != "" {
+				onDelta(llm.Delta{Type: llm.DeltaText, Index: a.index(k), Text: d.Value})
+			}
+		case *types.ContentBlockDeltaMemberToolUse:
+			b := a.get(&k, llm.BlockToolUse)
+			frag := aws.ToString(d.Value.Input)
+			b.input.WriteString(frag)
+			if frag != "" {
+				b.sent = true
+				onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: a.index(k), ID: b.b.ID, Name: b.b.Name, Text: frag})
+			}
+		case *types.ContentBlockDeltaMemberReasoningContent:
+			switch r := d.Value.(type) {
+			case *types.ReasoningContentBlockDeltaMemberText:
+				b := a.get(&k, llm.BlockThinking)
+				b.b.Text += r.Value
+				if r.Value != "" {
+					onDelta(llm.Delta{Type: llm.DeltaThinking, Index: a.index(k), Text: r.Value})
+				}
+			case *types.ReasoningContentBlockDeltaMemberSignature:
+				b := a.get(&k, llm.BlockThinking)
+				b.b.Signature += r.Value
+			case *types.ReasoningContentBlockDeltaMemberRedactedContent:
+				b := a.get(&k, llm.BlockRedactedThinking)
+				b.b.Type = llm.BlockRedactedThinking
+				b.b.Data = append(b.b.Data, r.Value...)
+			}
+		}
+	case *types.ConverseStreamOutputMemberContentBlockStop:
+		k := aws.ToInt32(e.Value.ContentBlockIndex)
+		if b, ok := a.blocks[k]; ok && b.b.Type == llm.BlockToolUse && !b.sent {
+			in := b.input.String()
+			if in == "" {
+				in = "{}"
+			}
+			b.sent = true
+			onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: a.index(k), ID: b.b.ID, Name: b.b.Name, Text: in})
+		}
+	case *types.ConverseStreamOutputMemberMessageStop:
+		a.stop, a.stopped = e.Value.StopReason, true
+	case *types.ConverseStreamOutputMemberMetadata:
+		a.usage = e.Value.Usage
+	}
+	return nil
+}
+
+func (a *accumulator) response(model string) (*llm.Response, error) {
+	if !a.stopped {
+		// ConverseStream always ends with messageStop and metadata (usage);
+		// a stream without both was cut.
+		return nil, fmt.Errorf("bedrock: %w (messageStop %v, metadata %v)", llm.ErrStreamTruncated, a.stopped, a.usage != nil)
+	}
+	msg := llm.Message{Role: llm.RoleAssistant}
+	for _, k := range a.order {
+		b := a.blocks[k]
+		if b.b.Type == llm.BlockToolUse {
+			in := b.input.String()
+			if strings.TrimSpace(in) == "" {
+				in = "{}"
+			}
+			if !json.Valid([]byte(in)) {
+				if a.stop == types.StopReasonMaxTokens {
+					continue // the output cap cut the call off
+				}
+				return nil, fmt.Errorf("bedrock: malformed stream: tool_use %s input is not JSON: %q", b.b.ID, in)
+			}
+			b.b.Input = json.RawMessage(in)
+		}
+		msg.Content = append(msg.Content, b.b)
+	}
+	return &llm.Response{Message: msg, StopReason: stopReason(a.stop), ProviderStopReason: string(a.stop),
+		Usage: usage(a.usage), Model: model}, nil
+}
+
+// The SDK's event-stream reader ends its event channel without an error
+// when the response body breaks off mid-message, so a cut stream would look
+// complete; bodyWatcher records the body's read error for Stream to check.
+type bodyWatcher struct{ next aws.HTTPClient }
+
+type bodyErrKey struct{}
+
+// bodyErrSlot holds the first read error of a request's response body.
+type bodyErrSlot struct {
+	mu  sync.Mutex
+	err error
+}
+
+func watchBody(ctx context.Context) context.Context {
+	return context.WithValue(ctx, bodyErrKey{}, &bodyErrSlot{})
+}
+
+func bodyErr(ctx context.Context) error {
+	if s, ok := ctx.Value(bodyErrKey{}).(*bodyErrSlot); ok {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.err
+	}
+	return nil
+}
+
+func (w bodyWatcher) Do(r *http.Request) (*http.Response, error) {
+	resp, err := w.next.Do(r)
+	if s, ok := r.Context().Value(bodyErrKey{}).(*bodyErrSlot); ok && err == nil {
+		resp.Body = &watchedBody{ReadCloser: resp.Body, slot: s}
+	}
+	return resp, err
+}
+
+type watchedBody struct {
+	io.ReadCloser
+	slot *bodyErrSlot
+}
+
+func (b *watchedBody) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err != nil && err != io.EOF {
+		b.slot.mu.Lock()
+		if b.slot.err == nil {
+			b.slot.err = err
+		}
+		b.slot.mu.Unlock()
+	}
+	return n, err
+}
+
+// stopReason maps Bedrock's stopReason.
+func stopReason(s types.StopReason) llm.StopReason {
+	switch s {
+	case types.StopReasonToolUse:
+		return llm.StopToolUse
+	case types.StopReasonMaxTokens:
+		return llm.StopMaxTokens
+	case types.StopReasonStopSequence:
+		return llm.StopSequence
+	case types.StopReasonGuardrailIntervened, types.StopReasonContentFiltered:
+		return llm.StopRefusal
+	case types.StopReasonModelContextWindowExceeded:
+		return llm.StopContextWindow
+	}
+	return llm.StopEndTurn
+}
+
+// usage maps Bedrock token usage: inputTokens are the uncached input
+// (Bedrock docs, "Prompt caching": cache reads and writes are reported
+// separately from inputTokens).
+func usage(u *types.TokenUsage) llm.Usage {
+	if u == nil {
+		return llm.Usage{}
+	}
+	return llm.Usage{Input: int64(aws.ToInt32(u.InputTokens)), Output: int64(aws.ToInt32(u.OutputTokens)),
+		CacheRead: int64(aws.ToInt32(u.CacheReadInputTokens)), CacheWrite: int64(aws.ToInt32(u.CacheWriteInputTokens)),
+		Total: int64(aws.ToInt32(u.TotalTokens))}
+}
+
+// converse is the non-streaming path.
+func (p *Provider) converse(ctx context.Context, in *bedrockruntime.ConverseStreamInput, onDelta func(llm.Delta)) (*llm.Response, error) {
+	out, err := p.client.Converse(ctx, &bedrockruntime.ConverseInput{ModelId: in.ModelId, Messages: in.Messages, System: in.System,
+		ToolConfig: in.ToolConfig, InferenceConfig: in.InferenceConfig, AdditionalModelRequestFields: in.AdditionalModelRequestFields})
+	if err != nil {
+		return nil, wrapError(ctx, err)
+	}
+	m, ok := out.Output.(*types.ConverseOutputMemberMessage)
+	if !ok {
+		return nil, errors.New("bedrock: Converse returned no message")
+	}
+	msg := llm.Message{Role: llm.RoleAssistant}
+	for _, c := range m.Value.Content {
+		switch c := c.(type) {
+		case *types.ContentBlockMemberText:
+			msg.Content = append(msg.Content, llm.TextBlock(c.Value))
+		case *types.ContentBlockMemberToolUse:
+			raw := []byte("{}")
+			if c.Value.Input != nil {
+				if raw, err = c.Value.Input.MarshalSmithyDocument(); err != nil {
+					return nil, fmt.Errorf("bedrock: toolUse %s input: %w", aws.ToString(c.Value.ToolUseId), err)
+				}
+			}
+			msg.Content = append(msg.Content, llm.ToolUseBlock(aws.ToString(c.Value.ToolUseId), aws.ToString(c.Value.Name), raw))
+		case *types.ContentBlockMemberReasoningContent:
+			switch r := c.Value.(type) {
+			case *types.ReasoningContentBlockMemberReasoningText:
+				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockThinking, Text: aws.ToString(r.Value.Text), Signature: aws.ToString(r.Value.Signature)})
+			case *types.ReasoningContentBlockMemberRedactedContent:
+				msg.Content = append(msg.Content, llm.Block{Type: llm.BlockRedactedThinking, Data: r.Value})
+			}
+		}
+	}
+	for i, b := range msg.Content {
+		switch b.Type {
+		case llm.BlockText:
+			onDelta(llm.Delta{Type: llm.DeltaText, Index: i, Text: b.Text})
+		case llm.BlockThinking:
+			onDelta(llm.Delta{Type: llm.DeltaThinking, Index: i, Text: b.Text})
+		case llm.BlockToolUse:
+			onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: i, ID: b.ID, Name: b.Name, Text: string(b.Input)})
+		}
+	}
+	return &llm.Response{Message: msg, StopReason: stopReason(out.StopReason), ProviderStopReason: string(out.StopReason),
+		Usage: usage(out.Usage), Model: aws.ToString(in.ModelId)}, nil
+}
+
+// wrapError maps SDK errors: an HTTP or stream exception → *llm.APIError
+// (status, error code as Type, message, request id, retry-after).
+func wrapError(ctx context.Context, err error) error {
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	var api smithy.APIError
+	if !errors.As(err, &api) {
+		return fmt.Errorf("bedrock: %w", err)
+	}
+	ae := &llm.APIError{Provider: ProviderName, Type: api.ErrorCode(), Message: api.ErrorMessage()}
+	var re *awshttp.ResponseError
+	if errors.As(err, &re) {
+		ae.StatusCode, ae.RequestID = re.HTTPStatusCode(), re.ServiceRequestID()
+		if re.Response != nil {
+			if s, err := strconv.Atoi(re.Response.Header.Get("Retry-After")); err == nil {
+				ae.RetryAfter = time.Duration(s) * time.Second
+			}
+		}
+	}
+	return ae
+}
