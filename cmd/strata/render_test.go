@@ -27,9 +27,8 @@ var update = flag.Bool("update", false, "rewrite the golden files in testdata/re
 // any later layout join the all-configs test automatically.
 var seedLayouts = []string{"flat", "kiro", "panels", "tiered"}
 
-// wireProviders are the providers with an SDK in this module; gemini is
-// named by the design but not built yet (see README).
-var wireProviders = []string{"anthropic", "openai-chat", "openai-responses", "bedrock"}
+// wireProviders are the wire formats render captures through the real SDKs.
+var wireProviders = []string{"anthropic", "openai-chat", "openai-responses", "bedrock", "gemini"}
 
 const goldenNow = "2026-11-23T10:00:00Z"
 

@@ -15,13 +15,14 @@ import (
 
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/bedrock"
+	"github.com/strata-agent/strata/llm/gemini"
 	"github.com/strata-agent/strata/llm/openai"
 )
 
 // Spec describes one selectable provider.
 type Spec struct {
 	Name    string // --provider value
-	API     string // "anthropic", "openai-chat", "openai-responses" or "bedrock"
+	API     string // "anthropic", "openai-chat", "openai-responses", "bedrock" or "gemini"
 	KeyEnv  string // variable holding the API key
 	URLEnv  string // variable overriding the base URL
 	BaseURL string // default base URL ("" = the SDK's default)
@@ -45,6 +46,7 @@ var Specs = []Spec{
 	// AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE, SSO, …) in
 	// AWS_REGION (default us-east-1); AWS_ENDPOINT_URL_BEDROCK_RUNTIME
 	// overrides the endpoint (AWS SDK convention).
+	{Name: "gemini", API: "gemini", KeyEnv: "GEMINI_API_KEY", URLEnv: "GEMINI_BASE_URL", Model: "gemini-2.5-flash"},
 	{Name: "bedrock", API: "bedrock", KeyEnv: "AWS_ACCESS_KEY_ID", URLEnv: "AWS_ENDPOINT_URL_BEDROCK_RUNTIME",
 		Model: "us.anthropic.claude-sonnet-4-5-20250929-v1:0", KeyOptional: true},
 }
@@ -104,6 +106,8 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 	switch spec.API {
 	case "bedrock":
 		return newBedrock(o, base)
+	case "gemini":
+		return gemini.New(gemini.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient})
 	case "anthropic":
 		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}), nil
 	case "openai-chat":
@@ -136,6 +140,7 @@ func newBedrock(o Options, base string) (llm.Provider, error) {
 
 // FromEnv picks the provider when none was named: the first of
 // ANTHROPIC_API_KEY, OPENAI_API_KEY that is set. ok is false when neither is.
+// Gemini and Bedrock are used only when named (--provider).
 func FromEnv() (spec Spec, ok bool) {
 	for _, name := range []string{"anthropic", "openai-chat"} {
 		s, _ := Lookup(name)

@@ -1,7 +1,6 @@
 package anthropic
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -145,29 +144,14 @@ func TestFixtureIndexCoverage(t *testing.T) {
 	for k := range excludedInteractions {
 		served[strings.SplitN(k, "#", 2)[0]] = true
 	}
-	f, err := os.Open(filepath.Join(wire, "INDEX.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	listed := 0
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), " | ")
-		if len(cols) < 3 || !strings.HasPrefix(cols[0], "| ") || !strings.Contains(cols[1], "Anthropic") {
+	_, rows := shared.WireIndex(t, func(r shared.WireRow) bool { return strings.Contains(r.API, "Anthropic") })
+	listed := len(rows)
+	for _, r := range rows {
+		if _, ok := excludedFixtures[r.Path]; ok {
 			continue
 		}
-		path := strings.TrimPrefix(cols[0], "| ")
-		if !strings.Contains(path, "/") {
-			continue // a summary table row
-		}
-		listed++
-		if _, ok := excludedFixtures[path]; ok {
-			continue
-		}
-		if !served[path] {
-			t.Errorf("INDEX.md lists %s (%s) but no test serves it", path, cols[1])
+		if !served[r.Path] {
+			t.Errorf("INDEX.md lists %s (%s) but no test serves it", r.Path, r.API)
 		}
 	}
 	if listed < 120 {

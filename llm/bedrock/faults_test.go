@@ -15,13 +15,13 @@ import (
 
 func stream(t *testing.T, r replay.Response) (*llm.Response, error) {
 	t.Helper()
-	srv, err := replay.NewServer(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
-	p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: srv.URL()})
-	return p.Stream(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}}, nil)
+	var resp *llm.Response
+	_, err := replay.With(func(url string) (err error) {
+		p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url})
+		resp, err = p.Stream(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}}, nil)
+		return err
+	}, r)
+	return resp, err
 }
 
 // A real stream cut anywhere before its messageStop is an error, never a

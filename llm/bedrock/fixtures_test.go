@@ -1,12 +1,10 @@
 package bedrock
 
 import (
-	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
-	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
@@ -170,21 +168,10 @@ func fromJSON(body []byte) want {
 // INDEX.md lists: raw event-stream bodies, vercel chunk lines (re-encoded
 // as event-stream), full JSON responses and pydantic-ai cassettes.
 func bedrockFixtures(t *testing.T) []fixture {
-	wire := shared.Path(t, "data/wire")
-	f, err := os.Open(filepath.Join(wire, "INDEX.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
+	wire, rows := shared.WireIndex(t, func(r shared.WireRow) bool { return strings.HasPrefix(r.API, "Bedrock Converse") })
 	var out []fixture
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), " | ")
-		if len(cols) < 4 || !strings.HasPrefix(cols[0], "| ") || !strings.HasPrefix(cols[1], "Bedrock Converse") {
-			continue
-		}
-		rel := strings.TrimPrefix(cols[0], "| ")
+	for _, r := range rows {
+		rel := r.Path
 		path := filepath.Join(wire, rel)
 		switch {
 		case strings.HasSuffix(rel, ".eventstream"):
@@ -246,18 +233,17 @@ func TestFixtures(t *testing.T) {
 	}
 	req := &llm.Request{Model: "anthropic.claude-sonnet-4-5", Messages: []llm.Message{llm.UserText("hi")}}
 	for _, fx := range fxs {
-		srv, err := replay.NewServer(fx.resp)
-		if err != nil {
-			t.Fatal(err)
-		}
-		p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: srv.URL(), NonStreaming: !fx.streaming})
+		var resp *llm.Response
 		var deltaText strings.Builder
-		resp, err := p.Stream(context.Background(), req, func(d llm.Delta) {
-			if d.Type == llm.DeltaText {
-				deltaText.WriteString(d.Text)
-			}
-		})
-		srv.Close()
+		_, err := replay.With(func(url string) (err error) {
+			p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url, NonStreaming: !fx.streaming})
+			resp, err = p.Stream(context.Background(), req, func(d llm.Delta) {
+				if d.Type == llm.DeltaText {
+					deltaText.WriteString(d.Text)
+				}
+			})
+			return err
+		}, fx.resp)
 		if fx.want.Status != 0 {
 			var ae *llm.APIError
 			if !errors.As(err, &ae) || ae.StatusCode != fx.want.Status || ae.Message == "" {

@@ -154,18 +154,16 @@ func TestRequestsMatchRecordedBodies(t *testing.T) {
 			if stream {
 				resp.Header.Set("Content-Type", "application/vnd.amazon.eventstream")
 			}
-			srv, err := replay.NewServer(resp)
-			if err != nil {
-				t.Fatal(err)
-			}
-			p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: srv.URL(), NonStreaming: !stream})
-			_, err = p.Stream(context.Background(), req, nil)
-			srv.Close()
+			received, err := replay.With(func(url string) error {
+				p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url, NonStreaming: !stream})
+				_, err := p.Stream(context.Background(), req, nil)
+				return err
+			}, resp)
 			if err != nil {
 				t.Errorf("%s: %v", name, err)
 				continue
 			}
-			sent := srv.Received()[0].Body
+			sent := received[0].Body
 			var want, got map[string]any
 			json.Unmarshal(in.Request.Body, &want)
 			json.Unmarshal(sent, &got)

@@ -1,7 +1,6 @@
 package openai
 
 import (
-	"bufio"
 	"encoding/json"
 	"net/url"
 	"os"
@@ -13,11 +12,6 @@ import (
 	"github.com/strata-agent/strata/internal/shared"
 	"github.com/strata-agent/strata/llm/replay"
 )
-
-// fixtureRow is one row of the per-file table of data/wire/INDEX.md.
-type fixtureRow struct {
-	Path, API, Format, Exercises, Notes string
-}
 
 // family is the wire API of a fixture.
 type family string
@@ -31,38 +25,18 @@ const (
 // "OpenAI-compatible Chat") or Responses (OpenAI and compatible servers).
 // "OpenAI legacy Completions" (/v1/completions) is not an API strata
 // speaks and is left out.
-func wireRows(t testing.TB) (string, []fixtureRow) {
+func wireRows(t testing.TB) (string, []shared.WireRow) {
 	t.Helper()
-	wire := shared.Path(t, "data/wire")
-	f, err := os.Open(filepath.Join(wire, "INDEX.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	var rows []fixtureRow
-	sc := bufio.NewScanner(f)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
-		cols := strings.Split(sc.Text(), " | ")
-		if len(cols) < 5 || !strings.HasPrefix(cols[0], "| ") {
-			continue
-		}
-		r := fixtureRow{Path: strings.TrimPrefix(cols[0], "| "), API: cols[1], Format: cols[2], Exercises: cols[3], Notes: strings.TrimSuffix(strings.Join(cols[4:], " | "), " |")}
-		if !strings.Contains(r.Path, "/") || (!strings.Contains(r.API, "Chat Completions") && !strings.Contains(r.API, "OpenAI-compatible Chat") && !strings.Contains(r.API, "Responses")) {
-			continue
-		}
-		rows = append(rows, r)
-	}
-	if err := sc.Err(); err != nil {
-		t.Fatal(err)
-	}
+	wire, rows := shared.WireIndex(t, func(r shared.WireRow) bool {
+		return strings.Contains(r.API, "Chat Completions") || strings.Contains(r.API, "OpenAI-compatible Chat") || strings.Contains(r.API, "Responses")
+	})
 	if len(rows) < 150 {
 		t.Fatalf("INDEX.md lists only %d Chat/Responses fixtures; the table format changed?", len(rows))
 	}
 	return wire, rows
 }
 
-func (r fixtureRow) family() family {
+func rowFamily(r shared.WireRow) family {
 	if strings.Contains(r.API, "Responses") {
 		return famResponses
 	}
@@ -118,7 +92,7 @@ func fixtureCases(t *testing.T) (cases []wireCase, excluded map[string]string, p
 			seen[r.Path] = true
 			continue
 		}
-		fam := r.family()
+		fam := rowFamily(r)
 		switch {
 		case strings.HasPrefix(r.Format, "raw SSE"):
 			resp, err := replay.SSEFile(path)

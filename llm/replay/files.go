@@ -44,6 +44,7 @@ const (
 	FamilyOpenAIChat      Family = "openai-chat"      // Chat Completions chunks, ends with [DONE]
 	FamilyOpenAIResponses Family = "openai-responses" // Responses API events
 	FamilyBedrock         Family = "bedrock"          // Bedrock ConverseStream events, {"<eventType>": payload}
+	FamilyGemini          Family = "gemini"           // Gemini GenerateContentResponse chunks (no event names)
 )
 
 // bedrockEvents are the ConverseStream event types (Bedrock API reference,
@@ -86,7 +87,8 @@ func bedrockEvent(w *bytes.Buffer, line []byte) error {
 // Anthropic events carry type message_*/content_block_*/ping/error, Responses
 // events carry type "response.*" (or "error"), Chat Completions chunks carry
 // object "chat.completion.chunk" or a choices array, Bedrock events are an
-// object with one ConverseStream event-type key.
+// object with one ConverseStream event-type key, Gemini chunks carry
+// candidates, promptFeedback or usageMetadata.
 func DetectFamily(payload []byte) (Family, error) {
 	var probe struct {
 		Type    string          `json:"type"`
@@ -112,6 +114,8 @@ func DetectFamily(payload []byte) (Family, error) {
 		return FamilyAnthropic, nil
 	case probe.Object == "chat.completion.chunk", len(probe.Choices) > 0:
 		return FamilyOpenAIChat, nil
+	case keys["candidates"] != nil, keys["promptFeedback"] != nil, keys["usageMetadata"] != nil:
+		return FamilyGemini, nil
 	}
 	return "", fmt.Errorf("unknown stream payload (type %q, object %q)", probe.Type, probe.Object)
 }

@@ -179,3 +179,16 @@ func SniffContentType(body []byte) string {
 	}
 	return "application/json"
 }
+
+// With starts a server playing script, calls fn with its base URL, closes the
+// server and returns the requests it received. It is the one-shot form tests
+// use to drive an SDK client against recorded responses.
+func With(fn func(baseURL string) error, script ...Response) ([]Request, error) {
+	s, err := NewServer(script...)
+	if err != nil {
+		return nil, err
+	}
+	err = fn(s.URL())
+	s.Close()
+	return s.Received(), err
+}
