@@ -17,6 +17,7 @@ type clientFiles struct {
 	session sdk.SessionId
 }
 
+// ReadTextFile reads path through the client (fs/read_text_file).
 func (c clientFiles) ReadTextFile(ctx context.Context, path string) (string, error) {
 	r, err := c.conn.ReadTextFile(ctx, sdk.ReadTextFileRequest{SessionId: c.session, Path: path})
 	if err != nil {
@@ -25,6 +26,7 @@ func (c clientFiles) ReadTextFile(ctx context.Context, path string) (string, err
 	return r.Content, nil
 }
 
+// WriteTextFile writes path through the client (fs/write_text_file).
 func (c clientFiles) WriteTextFile(ctx context.Context, path, content string) error {
 	if _, err := c.conn.WriteTextFile(ctx, sdk.WriteTextFileRequest{SessionId: c.session, Path: path, Content: content}); err != nil {
 		return fmt.Errorf("client fs/write_text_file %s: %w", path, err)
@@ -41,6 +43,9 @@ type clientTerminal struct {
 	session sdk.SessionId
 }
 
+// Run runs `bash -c command` in a client terminal: create, embed in the
+// tool call, wait for exit (killing it when ctx ends), read the output,
+// release.
 func (c clientTerminal) Run(ctx context.Context, callID, command, dir string, limit int) (tool.TerminalResult, error) {
 	t, err := c.conn.CreateTerminal(ctx, sdk.CreateTerminalRequest{
 		SessionId: c.session, Command: "bash", Args: []string{"-c", command}, Cwd: &dir, OutputByteLimit: &limit,

@@ -22,6 +22,7 @@ type writeHook struct {
 	fn    func()
 }
 
+// Write writes one whole message and then starts the hooks it matches.
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	n, err := l.w.Write(p)

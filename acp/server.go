@@ -321,6 +321,7 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id, "error": "a prompt is already running in this session"})
 	}
 	x.cancel = cancel
+	mode := x.mode
 	s.mu.Unlock()
 	defer func() {
 		s.mu.Lock()
@@ -328,7 +329,7 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		s.mu.Unlock()
 		cancel()
 	}()
-	x.agent.SetMode(x.mode)
+	x.agent.SetMode(mode)
 	res, err := x.agent.Prompt(ctx, text)
 	return sdk.PromptResponse{StopReason: stopReason(res, err, ctx)}, promptErr(err, ctx)
 }
@@ -418,6 +419,8 @@ var permissionOptions = []sdk.PermissionOption{
 	{Kind: sdk.PermissionOptionKindRejectOnce, Name: "Reject", OptionId: "reject_once"},
 }
 
+// Approve asks the client through session/request_permission and maps the
+// selected option to the loop's decision.
 func (p *permission) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
 	tc := toolCallUpdate(r.Call)
 	tc.Status = sdk.Ptr(sdk.ToolCallStatusPending)

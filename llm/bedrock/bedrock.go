@@ -287,6 +287,8 @@ func bodyErr(ctx context.Context) error {
 	return nil
 }
 
+// Do sends r and, for Stream requests, wraps the response body to record
+// its read error.
 func (w bodyWatcher) Do(r *http.Request) (*http.Response, error) {
 	resp, err := w.next.Do(r)
 	if s, ok := r.Context().Value(bodyErrKey{}).(*bodyErrSlot); ok && err == nil {
@@ -300,6 +302,7 @@ type watchedBody struct {
 	slot *bodyErrSlot
 }
 
+// Read reads from the body, recording the first error that is not io.EOF.
 func (b *watchedBody) Read(p []byte) (int, error) {
 	n, err := b.ReadCloser.Read(p)
 	if err != nil && err != io.EOF {
