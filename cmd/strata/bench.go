@@ -20,7 +20,7 @@ func init() { register(newBenchCmd) }
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure layouts: 'bench cache' prices them on recorded trajectories",
+		Short: "Measure layouts: 'bench cache' prices them, 'bench assemble' times them, on recorded trajectories",
 	}
 	var dir, provider, model, scenario, format, report string
 	var layouts []string
@@ -48,8 +48,62 @@ recording's provider reported.`,
 	fl.StringSliceVar(&layouts, "layouts", []string{"flat", "kiro", "panels", "tiered", "cachefit"}, "layouts to price")
 	fl.StringVar(&format, "format", "table", "table or json")
 	fl.StringVar(&report, "report", "", "also write an HTML report with charts to this file")
-	cmd.AddCommand(cache)
+	cmd.AddCommand(cache, newBenchAssembleCmd())
 	return cmd
+}
+
+func newBenchAssembleCmd() *cobra.Command {
+	var dir, scenario, format string
+	var layouts []string
+	var rounds int
+	c := &cobra.Command{
+		Use:   "assemble --trajectories DIR",
+		Short: "Time each layout's assembly and encoding of every request, as a ratio to json.Marshal of the same body",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if dir == "" {
+				return usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
+			}
+			if format != "table" && format != "json" {
+				return usagef("unknown --format %q (valid: table, json)", format)
+			}
+			if rounds < 1 {
+				return usagef("--rounds %d: want at least 1", rounds)
+			}
+			sc := benchcache.Scenario(scenario)
+			if sc != benchcache.Append && sc != benchcache.Managed {
+				return usagef("unknown --scenario %q (valid: append, managed)", scenario)
+			}
+			sessions, err := benchcache.LoadDir(dir, sc)
+			if err != nil {
+				return usageError{fmt.Errorf("--trajectories: %w", err)}
+			}
+			res, err := benchcache.TimeAssemble(sessions, layouts, rounds, progressBar(os.Stderr, "timing"))
+			if err != nil {
+				return err
+			}
+			if format == "json" {
+				enc := json.NewEncoder(os.Stdout)
+				enc.SetIndent("", "  ")
+				return enc.Encode(res)
+			}
+			tw := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+			fmt.Fprintln(tw, "layout\trequests\tMB encoded\tms / request\t× json.Marshal\t")
+			for _, r := range res {
+				fmt.Fprintf(tw, "%s\t%d\t%.1f\t%.3f\t%.2f\t\n", r.Layout, r.Requests, float64(r.BodyBytes)/1e6, r.PerReqMS, r.Ratio)
+			}
+			tw.Flush()
+			fmt.Printf("%d trajectories · scenario %s · %d round(s) · Anthropic encoding · baseline: json.Marshal of each final body, same loop\n", len(sessions), sc, rounds)
+			return nil
+		},
+	}
+	fl := c.Flags()
+	fl.StringVar(&dir, "trajectories", "", "directory of *.traj.json files (required)")
+	fl.StringVar(&scenario, "scenario", "managed", "append or managed")
+	fl.StringSliceVar(&layouts, "layouts", []string{"flat", "kiro", "panels", "tiered", "cachefit"}, "layouts to time")
+	fl.IntVar(&rounds, "rounds", 1, "times to repeat the whole run")
+	fl.StringVar(&format, "format", "table", "table or json")
+	return c
 }
 
 func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format, report string, layouts []string) error {

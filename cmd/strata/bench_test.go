@@ -110,3 +110,43 @@ func TestReplayMatchesBench(t *testing.T) {
 		}
 	}
 }
+
+// `bench assemble` times every layout over real trajectories (two of them
+// here, linked into a temp dir) and reports each as a ratio to json.Marshal
+// of the same bodies, in the same loop.
+func TestBenchAssembleJSON(t *testing.T) {
+	train := shared.Path(t, "data/trajectories/mini-swe-agent/train")
+	files, _ := filepath.Glob(filepath.Join(train, "*.traj.json"))
+	if len(files) < 2 {
+		t.Fatalf("train holds %d trajectories", len(files))
+	}
+	dir := t.TempDir()
+	for _, f := range files[:2] {
+		if err := os.Symlink(f, filepath.Join(dir, filepath.Base(f))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r := strata(t, t.TempDir(), nil, "bench", "assemble", "--trajectories", dir, "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var res []struct {
+		Layout    string
+		Requests  int
+		BodyBytes int64   `json:"body_bytes"`
+		Ratio     float64 `json:"x_marshal"`
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &res); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, x := range res {
+		names = append(names, x.Layout)
+		if x.Requests == 0 || x.Requests != res[0].Requests || x.BodyBytes == 0 || x.Ratio <= 0 {
+			t.Errorf("%+v", x)
+		}
+	}
+	if strings.Join(names, ",") != "flat,kiro,panels,tiered,cachefit" {
+		t.Errorf("layouts %v", names)
+	}
+}
