@@ -19,7 +19,7 @@ type Loaded struct {
 	Resolved *config.Resolved
 	Context  prompt.Context
 	// Warnings collects the agent's and the resolution's warnings (missing
-	// resources, hook scripts, MCP commands…), to show the user.
+	// resources, hook scripts, MCP commands…), each once, to show the user.
 	Warnings []config.Warning
 }
 
@@ -41,7 +41,13 @@ func Load(path, projectRoot string) (*Loaded, error) {
 		return nil, err
 	}
 	l := &Loaded{Agent: a, Resolved: r, Context: FromResolved(r)}
-	l.Warnings = append(append(l.Warnings, a.Warnings...), r.Warnings...)
+	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
+	for _, w := range append(append([]config.Warning(nil), a.Warnings...), r.Warnings...) {
+		if k := [2]string{w.Field, w.Message}; !seen[k] {
+			seen[k] = true
+			l.Warnings = append(l.Warnings, w)
+		}
+	}
 	return l, nil
 }
 
