@@ -20,7 +20,7 @@ import (
 // the next line still gets through.
 func TestFilterLines(t *testing.T) {
 	long := `{"x":"` + strings.Repeat("a", maxLine) + `"}`
-	in := strings.Join([]string{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, `{"broken":`, `[1,2]`, ``, long,
+	in := strings.Join([]string{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, `{"broken":`, `[1,2]`, `{"jsonrpc":"2.0","id":7}`, ``, long,
 		`{"jsonrpc":"2.0","id":2,"method":"session/new"}`}, "\n") + "\n"
 	var out bytes.Buffer
 	got, err := io.ReadAll(filterLines(strings.NewReader(in), &out))
@@ -30,7 +30,7 @@ func TestFilterLines(t *testing.T) {
 	if want := "{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"initialize\"}\n{\"jsonrpc\":\"2.0\",\"id\":2,\"method\":\"session/new\"}\n"; string(got) != want {
 		t.Errorf("forwarded %q", got)
 	}
-	if want := string(parseError) + string(invalidRequest) + string(parseError); out.String() != want {
+	if want := string(parseError) + string(invalidRequest) + string(notAMessage) + string(parseError); out.String() != want {
 		t.Errorf("answered %q", out.String())
 	}
 }

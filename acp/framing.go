@@ -60,7 +60,21 @@ func (l *lockedWriter) after(match string, fn func()) {
 var (
 	parseError     = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n")
 	invalidRequest = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: not a JSON object"}}` + "\n")
+	notAMessage    = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: neither a request (method) nor a response (result or error)"}}` + "\n")
 )
+
+// isMessage reports whether a JSON object is a JSON-RPC request,
+// notification or response: it has a method, a result or an error.
+func isMessage(obj []byte) bool {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(obj, &m) != nil {
+		return false
+	}
+	_, method := m["method"]
+	_, result := m["result"]
+	_, failed := m["error"]
+	return method || result || failed
+}
 
 // maxLine is the SDK's own line limit (10 MiB); longer lines are answered
 // with a parse error instead of stopping the connection.
@@ -82,6 +96,8 @@ func filterLines(in io.Reader, out io.Writer) io.Reader {
 			case len(line) == 0:
 			case line[0] != '{':
 				out.Write(invalidRequest)
+			case !isMessage(line):
+				out.Write(notAMessage)
 			default:
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return
