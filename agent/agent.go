@@ -24,6 +24,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
@@ -89,6 +90,11 @@ type Config struct {
 	// with its record.
 	BeforeTurn func(ctx context.Context, info TurnInfo) error
 	AfterTurn  func(ctx context.Context, rec TurnRecord)
+	// Compaction, when set, detaches old messages into frozen conversation
+	// history chunks (package compact, seed 002) before a request is
+	// composed; the chunks reach the layout as the context's Summary,
+	// after any summary of the template. nil keeps every message live.
+	Compaction *compact.Policy
 }
 
 // TurnInfo describes a turn about to start (seed 003 before_turn).
@@ -126,6 +132,11 @@ type Agent struct {
 	mu        sync.Mutex
 	steering  []string
 	followUps []string
+
+	// detached is how many leading history messages compaction moved into
+	// chunks (recomputed, identically, after Restore).
+	detached int
+	chunks   []compact.Chunk
 }
 
 // New checks cfg and returns an agent with an empty history and a new loop id.

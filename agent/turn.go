@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/strata-agent/strata/event"
@@ -50,6 +51,26 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	return resp, nil
 }
 
+// compact detaches every chunk Config.Compaction allows, oldest first, and
+// emits a Compaction event for each (after the turn's input messages,
+// before the model call: seed 003).
+func (a *Agent) compact(corr string, id *event.TurnID) {
+	p := a.cfg.Compaction
+	if p == nil {
+		return
+	}
+	for {
+		c, ok := p.Next(a.history[a.detached:], a.detached)
+		if !ok {
+			return
+		}
+		a.chunks = append(a.chunks, c)
+		a.detached = c.Last + 1
+		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
+			Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d", c.First+1, c.Last+1, c.Tokens, len(a.chunks))})
+	}
+}
+
 func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
 	if a.cfg.AfterTurn != nil {
 		a.cfg.AfterTurn(ctx, rec)
@@ -62,8 +83,19 @@ func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
 // assistant message exists.
 func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.Response, error) {
 	pc := a.cfg.Context
-	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.MaxTokens, a.toolSpecs(), a.history
+	a.compact(corr, id)
+	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.MaxTokens, a.toolSpecs(), a.history[a.detached:]
 	pc.Now = time.Now().UnixMilli()
+	if len(a.chunks) > 0 {
+		parts := []string{}
+		if pc.Summary != "" {
+			parts = append(parts, pc.Summary)
+		}
+		for _, c := range a.chunks {
+			parts = append(parts, c.Text)
+		}
+		pc.Summary = strings.Join(parts, "\n\n")
+	}
 	hook := func(st Stage, ph Phase, p Payload) error {
 		p.Stage, p.Phase, p.CorrelationID, p.Turn = st, ph, corr, id
 		return a.runHooks(ctx, &p)

@@ -37,6 +37,7 @@ const (
 	ToolExecutionEnd    Kind = "tool_execution_end"    // the tool call finished; carries the tool_result
 	ToolCallApproved    Kind = "tool_call_approved"    // the authority stack allowed a call
 	ToolCallDenied      Kind = "tool_call_denied"      // the authority stack refused a call; Text is the reason
+	Compaction          Kind = "compaction"            // old messages were detached into a frozen history chunk (seed 003 [compaction]); Text says which
 	ProviderRequest     Kind = "provider_request"      // a request was sent to the provider
 	ProviderResponse    Kind = "provider_response"     // the provider's response completed
 	ProviderError       Kind = "provider_error"        // the provider call failed; Error is the message

@@ -34,7 +34,7 @@ func (t *termApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (ag
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		fmt.Fprintf(os.Stderr, "\n? allow %s %s  [y] once  [a] always  [n] no: ", r.Call.Name, compact(r.Call.Input))
+		fmt.Fprintf(os.Stderr, "\n? allow %s %s  [y] once  [a] always  [n] no: ", r.Call.Name, compactJSON(r.Call.Input))
 		line, err := t.in.ReadString('\n')
 		if err != nil {
 			return agent.RejectOnce, fmt.Errorf("reading the answer: %w", err)

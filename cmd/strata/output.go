@@ -43,7 +43,7 @@ func (p *printer) observe(e event.Event) {
 		}
 	case event.ToolExecutionStart:
 		p.newline()
-		fmt.Fprintf(p.w, "⏺ %s %s\n", e.ToolCall.Name, compact(e.ToolCall.Input))
+		fmt.Fprintf(p.w, "⏺ %s %s\n", e.ToolCall.Name, compactJSON(e.ToolCall.Input))
 	case event.ToolExecutionEnd:
 		fmt.Fprintln(p.w, indentResult(e.ToolResult, 12))
 	case event.ToolCallDenied:
@@ -54,6 +54,9 @@ func (p *printer) observe(e event.Event) {
 		fmt.Fprintln(p.w, e.Text)
 	case event.ProviderError:
 		p.newline()
+	case event.Compaction:
+		p.newline()
+		fmt.Fprintf(p.w, "[compaction: %s]\n", e.Text)
 	}
 }
 
@@ -73,7 +76,8 @@ func (p *printer) finish() {
 	}
 }
 
-func compact(raw json.RawMessage) string {
+// compactJSON renders a tool input on one line.
+func compactJSON(raw json.RawMessage) string {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
