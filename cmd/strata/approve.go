@@ -8,8 +8,6 @@ import (
 	"strings"
 	"sync"
 
-	"golang.org/x/sys/unix"
-
 	"github.com/strata-agent/strata/agent"
 )
 
@@ -24,7 +22,7 @@ type termApprover struct {
 // misses: the terminal when stdin is one, else an approver that rejects with
 // a reason saying how to allow the call.
 func terminalApprover() agent.Approver {
-	if _, err := unix.IoctlGetTermios(int(os.Stdin.Fd()), unix.TCGETS); err == nil { // a terminal, not /dev/null
+	if isTerminal(os.Stdin) { // a terminal, not /dev/null
 		return &termApprover{in: bufio.NewReader(os.Stdin)}
 	}
 	return noTerminal{}

@@ -43,7 +43,8 @@ func newRunCmd() *cobra.Command {
 		Use:   "run [flags] PROMPT...",
 		Short: "Run the agent loop on a prompt (offline demo when no API key is set)",
 		Long: `Run the agent loop: stream the model's answer, execute the tool calls it makes
-(fs_read, fs_write, execute_bash, grep, glob, rooted at the working directory),
+(fs_read, fs_write, execute_bash, grep, glob, todo_list, use_subagent and the
+agent's MCP tools, rooted at the working directory),
 feed the results back, and stop on end_turn or the turn limit.
 
 Every tool call passes the authority stack: the agent's tools, the approval mode
@@ -54,11 +55,14 @@ the guard hooks.
 Every run is recorded in the session database (see 'strata sessions'); the
 session id is printed on stderr. --session ID continues a session.
 
-Provider selection: --provider, else the first of ANTHROPIC_API_KEY, OPENAI_API_KEY
-that is set, else the offline demo (a recorded session served on 127.0.0.1).
-Base URLs: ANTHROPIC_BASE_URL, OPENAI_BASE_URL (and DEEPSEEK_/XAI_/OLLAMA_/VLLM_BASE_URL).
---replay FILE serves recorded responses (raw SSE, JSON-lines chunks or JSON) to the
-real SDK client instead of calling the provider.`,
+Provider selection: --provider (anthropic, openai-chat, openai-responses, gemini,
+bedrock, or an OpenAI-compatible name), else the first of ANTHROPIC_API_KEY,
+OPENAI_API_KEY that is set, else the offline demo (a recorded session served on
+127.0.0.1). Base URLs: ANTHROPIC_BASE_URL, OPENAI_BASE_URL, GEMINI_BASE_URL,
+AWS_ENDPOINT_URL_BEDROCK_RUNTIME (and DEEPSEEK_/XAI_/OLLAMA_/VLLM_BASE_URL).
+--replay FILE serves recorded responses (raw SSE, JSON-lines chunks, AWS
+event-stream) to the real SDK client instead of calling the provider.
+--compact detaches old turns into frozen conversation-history chunks.`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			return runMain(cmd.Context(), f, strings.Join(args, " "))

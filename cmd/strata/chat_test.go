@@ -1,0 +1,63 @@
+package main
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/llm"
+)
+
+// `strata chat` runs every stdin line as a user turn of one session:
+// commands answer on stderr, a backslash continues a prompt, a failed prompt
+// (no recorded response left) is reported and the chat goes on to /exit.
+func TestChatRunsEachLineInOneSession(t *testing.T) {
+	streams, ws := t.TempDir(), t.TempDir()
+	u := llm.Usage{Input: 12, Output: 3}
+	a := writeStream(t, streams, "a.sse", u, llm.StopEndTurn, llm.TextBlock("first answer"))
+	b := writeStream(t, streams, "b.sse", u, llm.StopEndTurn, llm.TextBlock("second answer"))
+	cmd := exec.Command(binary, "chat", "--replay", a+","+b, "--format", "json")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "STRATA_DATA_DIR="+filepath.Join(ws, ".data"), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=")
+	cmd.Stdin = strings.NewReader("hello\n/mode ask\n/bogus\nsecond \\\nline\n/usage\nthird\n/exit\nnever read\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var users []string
+	sessions := map[string]bool{}
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev struct {
+			Kind    string
+			Message *llm.Message
+			Turn    *struct {
+				LoopID string `json:"loop_id"`
+			}
+		}
+		if json.Unmarshal([]byte(line), &ev) != nil {
+			continue
+		}
+		if ev.Kind == "message_end" && ev.Message != nil && ev.Message.Role == llm.RoleUser {
+			users = append(users, ev.Message.Text())
+		}
+		if ev.Turn != nil {
+			sessions[ev.Turn.LoopID] = true
+		}
+	}
+	if strings.Join(users, "|") != "hello|second \nline|third" || len(sessions) != 1 {
+		t.Errorf("user messages %q in %d loop(s)", users, len(sessions))
+	}
+	for _, want := range []string{"approval mode: ask", "unknown command /bogus", "2 model call(s) · tokens: input 24, output 6", "no response left"} {
+		if !strings.Contains(errb.String(), want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errb.String())
+		}
+	}
+	if strings.Contains(out.String(), "never read") {
+		t.Error("read past /exit")
+	}
+}
