@@ -3,6 +3,7 @@ package acp
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"io"
@@ -105,5 +106,24 @@ func TestPlan(t *testing.T) {
 	res.IsError = true
 	if _, ok := plan(call, res); ok {
 		t.Error("plan from a failed call")
+	}
+}
+
+// Prompt images become llm image blocks (bad base64 is an error naming the
+// block); a stored user image is replayed as a user_message_chunk.
+func TestPromptImages(t *testing.T) {
+	png := []byte("\x89PNG\r\n\x1a\n")
+	blocks := []sdk.ContentBlock{sdk.TextBlock("what is this?"), sdk.ImageBlock(base64.StdEncoding.EncodeToString(png), "image/png")}
+	imgs, err := promptImages(blocks)
+	if err != nil || len(imgs) != 1 || imgs[0].MediaType != "image/png" || !bytes.Equal(imgs[0].Data, png) || promptText(blocks) != "what is this?" {
+		t.Fatalf("%+v %v", imgs, err)
+	}
+	if _, err := promptImages([]sdk.ContentBlock{sdk.ImageBlock("not base64!", "image/png")}); err == nil || !strings.Contains(err.Error(), "prompt[0]") {
+		t.Errorf("bad data: %v", err)
+	}
+	ups := historyUpdates([]llm.Message{{Role: llm.RoleUser, Content: append([]llm.Block{llm.TextBlock("what is this?")}, imgs...)}})
+	if len(ups) != 2 || ups[1].UserMessageChunk == nil || ups[1].UserMessageChunk.Content.Image == nil ||
+		ups[1].UserMessageChunk.Content.Image.MimeType != "image/png" {
+		t.Errorf("%+v", ups)
 	}
 }

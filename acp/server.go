@@ -305,8 +305,12 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		return sdk.PromptResponse{}, err
 	}
 	text := promptText(p.Prompt)
-	if text == "" {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text or resource content in the prompt"})
+	images, err := promptImages(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+	}
+	if text == "" && len(images) == 0 {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
 	}
 	if t, ok, err := expand(ctx, x.commands, text); err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
@@ -330,7 +334,7 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		cancel()
 	}()
 	x.agent.SetMode(mode)
-	res, err := x.agent.Prompt(ctx, text)
+	res, err := x.agent.PromptWith(ctx, text, images)
 	return sdk.PromptResponse{StopReason: stopReason(res, err, ctx)}, promptErr(err, ctx)
 }
 

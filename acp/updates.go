@@ -2,7 +2,9 @@ package acp
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -202,7 +204,7 @@ func editDiff(c llm.Block) (sdk.ToolCallContent, bool) {
 }
 
 // historyUpdates replays a stored conversation as updates (session/load):
-// user text as user_message_chunk, assistant text and thinking as
+// user text and images as user_message_chunk, assistant text and thinking as
 // agent_message_chunk / agent_thought_chunk, tool calls as tool_call with
 // their results as tool_call_update.
 func historyUpdates(h []llm.Message) []sdk.SessionUpdate {
@@ -214,6 +216,9 @@ func historyUpdates(h []llm.Message) []sdk.SessionUpdate {
 			case b.Type == llm.BlockText && m.Role == llm.RoleUser:
 				out = append(out, sdk.SessionUpdate{UserMessageChunk: &sdk.SessionUpdateUserMessageChunk{
 					Content: sdk.TextBlock(b.Text), SessionUpdate: "user_message_chunk"}})
+			case b.Type == llm.BlockImage && m.Role == llm.RoleUser && len(b.Data) > 0:
+				out = append(out, sdk.SessionUpdate{UserMessageChunk: &sdk.SessionUpdateUserMessageChunk{
+					Content: sdk.ImageBlock(base64.StdEncoding.EncodeToString(b.Data), b.MediaType), SessionUpdate: "user_message_chunk"}})
 			case b.Type == llm.BlockText:
 				out = append(out, sdk.UpdateAgentMessageText(b.Text))
 			case b.Type == llm.BlockThinking:
@@ -227,6 +232,33 @@ func historyUpdates(h []llm.Message) []sdk.SessionUpdate {
 		}
 	}
 	return out
+}
+
+// promptImages are a prompt's image blocks as llm image blocks (inline
+// base64 data, or the URI when the client sent only that).
+func promptImages(blocks []sdk.ContentBlock) ([]llm.Block, error) {
+	var out []llm.Block
+	for i, b := range blocks {
+		img := b.Image
+		if img == nil {
+			continue
+		}
+		lb := llm.Block{Type: llm.BlockImage, MediaType: img.MimeType}
+		switch {
+		case img.Data != "":
+			data, err := base64.StdEncoding.DecodeString(img.Data)
+			if err != nil {
+				return nil, fmt.Errorf("prompt[%d]: image data is not base64: %w", i, err)
+			}
+			lb.Data = data
+		case img.Uri != nil:
+			lb.URL = *img.Uri
+		default:
+			return nil, fmt.Errorf("prompt[%d]: image has neither data nor uri", i)
+		}
+		out = append(out, lb)
+	}
+	return out, nil
 }
 
 // promptText joins a prompt's text blocks, resource links (as their URI)

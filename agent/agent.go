@@ -248,7 +248,14 @@ type Result struct {
 // ErrAborted; the provider's error when a model call fails (the failed call
 // leaves no assistant message in the history); ctx.Err() when cancelled.
 func (a *Agent) Prompt(ctx context.Context, text string) (*Result, error) {
-	if strings.TrimSpace(text) == "" {
+	return a.PromptWith(ctx, text, nil)
+}
+
+// PromptWith is Prompt with attachments (image blocks, e.g. from an ACP
+// client) placed after the text in the user message; the receive_input hooks
+// see the text. text may be empty when there are attachments.
+func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.Block) (*Result, error) {
+	if strings.TrimSpace(text) == "" && len(attachments) == 0 {
 		return nil, errors.New("agent: prompt is empty")
 	}
 	corr := NewID()
@@ -257,7 +264,11 @@ func (a *Agent) Prompt(ctx context.Context, text string) (*Result, error) {
 	if err := a.runHooks(ctx, p); err != nil {
 		return a.endSession(corr, &Result{}, err)
 	}
-	input := []llm.Message{a.appendUser(llm.TextBlock(text))}
+	var blocks []llm.Block
+	if strings.TrimSpace(text) != "" {
+		blocks = append(blocks, llm.TextBlock(text))
+	}
+	input := []llm.Message{a.appendUser(append(blocks, attachments...)...)}
 	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Input: &text}
 	if err := a.runHooks(ctx, p); err != nil {
 		return a.endSession(corr, &Result{}, err)

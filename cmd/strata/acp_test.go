@@ -470,3 +470,34 @@ func TestACPPlanFromTodoList(t *testing.T) {
 		t.Errorf("plan %v", got)
 	}
 }
+
+// An image in session/prompt reaches the conversation (and the store): a
+// fresh server's session/load replays it as an image user_message_chunk.
+func TestACPPromptImage(t *testing.T) {
+	ws, data, streams := t.TempDir(), t.TempDir(), t.TempDir()
+	a := writeStream(t, streams, "a.sse", llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock("a PNG header"))
+	conn := startACP(t, ws, data, &sdkClient{}, "--replay", a)
+	ctx := context.Background()
+	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: ws, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	img := sdk.ImageBlock("iVBORw0KGgo=", "image/png")
+	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("what is this?"), img}}); err != nil {
+		t.Fatal(err)
+	}
+	c2 := &sdkClient{}
+	if _, err := startACP(t, ws, data, c2).LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	found := false
+	for _, u := range c2.updates {
+		if m := u.UserMessageChunk; m != nil && m.Content.Image != nil && m.Content.Image.Data == "iVBORw0KGgo=" && m.Content.Image.MimeType == "image/png" {
+			found = true
+		}
+	}
+	if !found {
+		b, _ := json.Marshal(c2.updates)
+		t.Errorf("image not replayed:\n%s", b)
+	}
+}
