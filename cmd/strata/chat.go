@@ -3,27 +3,38 @@ package main
 import (
 	"bufio"
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
+	"sync"
 
+	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/internal/tui"
 )
 
 func init() { register(newChatCmd) }
 
 func newChatCmd() *cobra.Command {
 	var f runFlags
+	var plain bool
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
-		Short: "Talk to the agent: one prompt per line from stdin, all in one session",
-		Long: `Read prompts from standard input, one per line (end a line with \ to continue it on
-the next), and run each as a user turn of the same loop and session, streaming the
-answers as 'strata run' does. Lines starting with / are commands:
+		Short: "Talk to the agent: a full-screen chat on a terminal, else one prompt per stdin line",
+		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
+and results), the status bar shows the session's tokens incl. cache read/write, tool
+approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt and
+Ctrl+C or /exit quits.
+
+Otherwise (or with --plain), read prompts from standard input, one per line (end a
+line with \ to continue it on the next), and run each as a user turn of the same loop
+and session, streaming the answers as 'strata run' does. Lines starting with / are
+commands:
 
   /mode ask|allowlist|all   change the approval mode for the next prompts
   /usage                    print the tokens used so far (incl. cache read/write)
@@ -34,19 +45,27 @@ API key the offline demo answers the first prompt only. All 'run' flags apply;
 --session ID continues a stored session.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return chatMain(cmd.Context(), f, os.Stdin, os.Stderr)
+			return chatMain(cmd.Context(), f, plain, os.Stdin, os.Stderr)
 		},
 	}
 	addRunFlags(cmd, &f)
+	cmd.Flags().BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
 	cmd.Flags().StringVar(&f.session, "session", "", "continue this stored session (id or unique prefix)")
 	return cmd
 }
 
 // chatMain runs the loop over the prompts read from in; prompts ("› ") and
-// command replies go to msg.
-func chatMain(ctx context.Context, f runFlags, in io.Reader, msg io.Writer) error {
+// command replies go to msg. On a terminal (stdin and stdout) with --format
+// text and without --plain it runs the full-screen chat instead.
+func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.Writer) error {
 	interactive := isTerminal(in)
+	if interactive && isTerminal(os.Stdout) && f.format == "text" && !plain {
+		return chatScreen(ctx, f)
+	}
 	return drive(ctx, f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
+		if err := resumePending(ctx, s); err != nil {
+			return nil, err
+		}
 		total := &agent.Result{}
 		sc := bufio.NewScanner(in)
 		sc.Buffer(nil, 1<<20)
@@ -79,6 +98,56 @@ func chatMain(ctx context.Context, f runFlags, in io.Reader, msg io.Writer) erro
 			fmt.Fprintln(os.Stdout)
 		}
 	})
+}
+
+// chatScreen runs the full-screen chat (internal/tui) on the loop.
+func chatScreen(ctx context.Context, f runFlags) error {
+	var send lazySend
+	f.screen = &screenHooks{observe: tui.Observer(send.send), approver: tui.Approver{Send: send.send}}
+	return drive(ctx, f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
+		if err := resumePending(ctx, s); err != nil {
+			return nil, err
+		}
+		header := fmt.Sprintf("strata · layout %s · session %.8s", f.layout, s.id)
+		m := tui.New(s.agent.Prompt, header)
+		p := tea.NewProgram(m, tea.WithContext(ctx))
+		send.set(p.Send)
+		_, err := p.Run()
+		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+			err = nil // interrupted from outside: end like /exit
+		}
+		u, calls := m.Usage()
+		return &agent.Result{Usage: u, Turns: calls}, err
+	})
+}
+
+// lazySend forwards to a program's Send once the program exists; messages
+// before that (there are none in practice) are dropped.
+type lazySend struct {
+	mu sync.Mutex
+	fn func(tea.Msg)
+}
+
+func (l *lazySend) set(fn func(tea.Msg)) { l.mu.Lock(); l.fn = fn; l.mu.Unlock() }
+
+func (l *lazySend) send(m tea.Msg) {
+	l.mu.Lock()
+	fn := l.fn
+	l.mu.Unlock()
+	if fn != nil {
+		fn(m)
+	}
+}
+
+// resumePending runs the tool calls a crash cut off before the chat goes on
+// (as 'run --session' does).
+func resumePending(ctx context.Context, s *runSession) error {
+	if s.pending == nil {
+		return nil
+	}
+	fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; running them first\n", s.id, len(s.pending))
+	_, err := s.agent.Resume(ctx, s.pendingTurn, s.pending)
+	return err
 }
 
 // readPrompt reads one prompt: a line, joined with the next while it ends

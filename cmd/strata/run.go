@@ -35,6 +35,17 @@ type runFlags struct {
 	replayFiles                                []string
 	replayDelay                                time.Duration
 	compact                                    bool
+
+	// Set by chat's full-screen mode, not by flags: screen receives the
+	// loop's events and answers approvals instead of stdout and the
+	// terminal prompt.
+	screen *screenHooks
+}
+
+// screenHooks connect a full-screen UI to drive.
+type screenHooks struct {
+	observe  func(event.Event)
+	approver agent.Approver
 }
 
 func newRunCmd() *cobra.Command {
@@ -94,11 +105,8 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 
 func runMain(ctx context.Context, f runFlags, text string) error {
 	return drive(ctx, f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
-		if s.pending != nil {
-			fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; running them first\n", s.id, len(s.pending))
-			if _, err := s.agent.Resume(ctx, s.pendingTurn, s.pending); err != nil {
-				return nil, err
-			}
+		if err := resumePending(ctx, s); err != nil {
+			return nil, err
 		}
 		return s.agent.Prompt(ctx, text)
 	})
@@ -145,8 +153,14 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 
 	bus := event.NewBus()
 	out := newPrinter(os.Stdout, f.format)
-	bus.Subscribe(out.observe)
-	cfg := rt.config(rt.ld.env(wd), bus, mode, terminalApprover())
+	var approver agent.Approver = terminalApprover()
+	if f.screen != nil {
+		bus.Subscribe(f.screen.observe)
+		approver = f.screen.approver
+	} else {
+		bus.Subscribe(out.observe)
+	}
+	cfg := rt.config(rt.ld.env(wd), bus, mode, approver)
 	rs, err := openRun(st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
 	if err != nil {
 		bus.Close()

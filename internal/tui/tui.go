@@ -1,0 +1,254 @@
+// Package tui is strata's full-screen chat (bubbletea v2): a transcript that
+// streams the loop's events, a one-line prompt, a status bar with the
+// session's tokens (incl. cache read/write) and tool approvals answered with
+// a key. It drives any run function; the CLI passes the agent's Prompt.
+package tui
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+
+	"charm.land/bubbles/v2/textinput"
+	"charm.land/bubbles/v2/viewport"
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// RunFunc runs one user prompt through the loop; its events reach the model
+// as EventMsg (see Observer).
+type RunFunc func(ctx context.Context, prompt string) (*agent.Result, error)
+
+// EventMsg carries one loop event into the program.
+type EventMsg struct{ Event event.Event }
+
+// doneMsg ends a prompt.
+type doneMsg struct{ err error }
+
+// ApprovalMsg asks the user to approve a tool call; the answer goes to Reply.
+type ApprovalMsg struct {
+	Request agent.ApprovalRequest
+	Reply   chan<- agent.Decision
+}
+
+// Model is the chat screen. Build it with New.
+type Model struct {
+	run      RunFunc
+	header   string
+	vp       viewport.Model
+	in       textinput.Model
+	log      strings.Builder
+	running  bool
+	cancel   context.CancelFunc
+	usage    llm.Usage
+	calls    int
+	approval *ApprovalMsg
+	width    int
+	quitting bool
+}
+
+// New returns the chat screen; header names provider, model, layout and
+// session for the status bar.
+func New(run RunFunc, header string) *Model {
+	in := textinput.New()
+	in.Prompt = "› "
+	in.Placeholder = "ask, or /exit"
+	in.Focus()
+	vp := viewport.New(viewport.WithWidth(80), viewport.WithHeight(20))
+	vp.SoftWrap = true // long lines wrap instead of being cut
+	return &Model{run: run, header: header, vp: vp, in: in, width: 80}
+}
+
+// Init implements tea.Model.
+func (m *Model) Init() tea.Cmd { return textinput.Blink }
+
+// Transcript returns the transcript text shown so far.
+func (m *Model) Transcript() string { return m.log.String() }
+
+// Update implements tea.Model.
+func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
+	switch msg := msg.(type) {
+	case tea.WindowSizeMsg:
+		m.width = msg.Width
+		m.vp.SetWidth(msg.Width)
+		m.vp.SetHeight(max(msg.Height-4, 3))
+		m.in.SetWidth(max(msg.Width-4, 10))
+	case EventMsg:
+		m.observe(msg.Event)
+	case ApprovalMsg:
+		m.approval = &msg
+		m.write(fmt.Sprintf("\n? allow %s %s  [y] once  [a] always  [n] no\n", msg.Request.Call.Name, oneLine(msg.Request.Call.Input)))
+	case doneMsg:
+		m.running, m.cancel = false, nil
+		if msg.err != nil {
+			m.write(fmt.Sprintf("\nstrata: %v\n", msg.err))
+		}
+		m.write("\n")
+	case tea.KeyPressMsg:
+		return m.key(msg)
+	}
+	var cmd tea.Cmd
+	m.in, cmd = m.in.Update(msg)
+	return m, cmd
+}
+
+// key handles a key press: approval answers, cancel, quit, send.
+func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if a := m.approval; a != nil {
+		d, ok := map[string]agent.Decision{"y": agent.AllowOnce, "a": agent.AllowAlways, "n": agent.RejectOnce, "esc": agent.RejectOnce}[k.String()]
+		if ok {
+			a.Reply <- d
+			m.approval = nil
+			m.write(fmt.Sprintf("→ %s\n", d))
+		}
+		return m, nil
+	}
+	switch k.String() {
+	case "ctrl+c":
+		if m.running {
+			m.cancel()
+			return m, nil
+		}
+		m.quitting = true
+		return m, tea.Quit
+	case "esc":
+		if m.running {
+			m.cancel()
+		}
+		return m, nil
+	case "enter":
+		text := strings.TrimSpace(m.in.Value())
+		if text == "" || m.running {
+			return m, nil
+		}
+		m.in.Reset()
+		if text == "/exit" {
+			m.quitting = true
+			return m, tea.Quit
+		}
+		m.write("› " + text + "\n")
+		ctx, cancel := context.WithCancel(context.Background())
+		m.running, m.cancel = true, cancel
+		return m, func() tea.Msg {
+			_, err := m.run(ctx, text)
+			cancel()
+			return doneMsg{err: err}
+		}
+	}
+	var cmd tea.Cmd
+	m.in, cmd = m.in.Update(k)
+	return m, cmd
+}
+
+// observe renders one loop event into the transcript and the status.
+func (m *Model) observe(e event.Event) {
+	switch e.Kind {
+	case event.MessageUpdate:
+		if e.Delta != nil && e.Delta.Type == llm.DeltaText {
+			m.write(e.Delta.Text)
+		}
+	case event.ToolExecutionStart:
+		m.write(fmt.Sprintf("\n⏺ %s %s\n", e.ToolCall.Name, oneLine(e.ToolCall.Input)))
+	case event.ToolExecutionEnd:
+		m.write(resultLines(e.ToolResult, 6))
+	case event.ToolCallDenied:
+		m.write(fmt.Sprintf("⊘ %s denied: %s\n", e.ToolCall.Name, e.Text))
+	case event.AgentStopped, event.Compaction:
+		m.write("\n" + e.Text + "\n")
+	case event.TurnEnd:
+		if e.Usage != nil {
+			m.usage = m.usage.Add(*e.Usage)
+			m.calls++
+		}
+	}
+}
+
+func (m *Model) write(s string) {
+	m.log.WriteString(s)
+	m.vp.SetContent(m.log.String())
+	m.vp.GotoBottom()
+}
+
+// Usage returns the tokens of the model calls so far and their number.
+func (m *Model) Usage() (llm.Usage, int) { return m.usage, m.calls }
+
+// Status is the status bar: header, model calls and tokens.
+func (m *Model) Status() string {
+	u := m.usage
+	state := "ready"
+	switch {
+	case m.approval != nil:
+		state = "approve?"
+	case m.running:
+		state = "running (esc cancels)"
+	}
+	return fmt.Sprintf("%s · %d call(s) · in %d out %d · cache read %d write %d · %s", m.header, m.calls, u.Input, u.Output, u.CacheRead, u.CacheWrite, state)
+}
+
+// View implements tea.Model.
+func (m *Model) View() tea.View {
+	if m.quitting {
+		return tea.NewView("")
+	}
+	v := tea.NewView(m.Status() + "\n" + m.vp.View() + "\n" + m.in.View())
+	v.AltScreen = true
+	return v
+}
+
+// Observer forwards loop events to a program through send (tea.Program's
+// Send); subscribe it to the loop's bus.
+func Observer(send func(tea.Msg)) func(event.Event) {
+	return func(e event.Event) { send(EventMsg{Event: e}) }
+}
+
+// Approver asks through the program (an ApprovalMsg given to Send, e.g.
+// tea.Program's) and waits for the user's key.
+type Approver struct{ Send func(tea.Msg) }
+
+// Approve implements agent.Approver; a cancelled ctx rejects.
+func (a Approver) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
+	reply := make(chan agent.Decision, 1)
+	a.Send(ApprovalMsg{Request: r, Reply: reply})
+	select {
+	case d := <-reply:
+		return d, nil
+	case <-ctx.Done():
+		return agent.RejectOnce, ctx.Err()
+	}
+}
+
+func oneLine(raw json.RawMessage) string {
+	var v any
+	if json.Unmarshal(raw, &v) != nil {
+		return string(raw)
+	}
+	b, _ := json.Marshal(v)
+	if len(b) > 120 {
+		return string(b[:117]) + "…"
+	}
+	return string(b)
+}
+
+// resultLines shows the first n lines of a tool result, indented.
+func resultLines(r *llm.Block, n int) string {
+	if r == nil {
+		return ""
+	}
+	var text []string
+	for _, b := range r.Content {
+		if b.Type == llm.BlockText {
+			text = append(text, b.Text)
+		}
+	}
+	lines := strings.Split(strings.TrimRight(strings.Join(text, "\n"), "\n"), "\n")
+	more := ""
+	if len(lines) > n {
+		more = fmt.Sprintf("  … %d more line(s)\n", len(lines)-n)
+		lines = lines[:n]
+	}
+	return "  " + strings.Join(lines, "\n  ") + "\n" + more
+}
