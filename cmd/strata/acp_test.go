@@ -256,12 +256,11 @@ func TestACPCancelAndLoad(t *testing.T) {
 		}
 		conn3.Cancel(ctx, sdk.CancelNotification{SessionId: s3.SessionId})
 	}()
-	t0 := time.Now()
 	res, err = conn3.Prompt(ctx, sdk.PromptRequest{SessionId: s3.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("count")}})
 	if err != nil || res.StopReason != sdk.StopReasonCancelled {
 		t.Fatalf("cancel: %+v %v", res, err)
 	}
-	if len(c3.updates) >= 4 || time.Since(t0) > 5*time.Second {
+	if len(c3.updates) >= 4 { // the stream holds 4 text blocks, 300 ms apart
 		t.Errorf("cancel did not stop the stream: %d updates", len(c3.updates))
 	}
 }
