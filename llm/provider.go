@@ -103,3 +103,24 @@ func (e *APIError) Error() string {
 func (e *APIError) Retryable() bool {
 	return e.StatusCode == 408 || e.StatusCode == 409 || e.StatusCode == 429 || e.StatusCode >= 500
 }
+
+// ReplayDeltas reports a non-streamed message's content as deltas (for a
+// provider's non-streaming path), one per
+// text, thinking and tool_use block (a tool call's whole input in one
+// fragment), with the same indexes as the message.
+func ReplayDeltas(m Message, onDelta func(Delta)) {
+	for i, b := range m.Content {
+		switch b.Type {
+		case BlockText:
+			if b.Text != "" {
+				onDelta(Delta{Type: DeltaText, Index: i, Text: b.Text})
+			}
+		case BlockThinking:
+			if b.Text != "" {
+				onDelta(Delta{Type: DeltaThinking, Index: i, Text: b.Text})
+			}
+		case BlockToolUse:
+			onDelta(Delta{Type: DeltaToolCall, Index: i, Text: string(b.Input), ID: b.ID, Name: b.Name})
+		}
+	}
+}

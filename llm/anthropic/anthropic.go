@@ -117,7 +117,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ll
 		if err != nil {
 			return nil, err
 		}
-		replayDeltas(resp.Message, onDelta)
+		llm.ReplayDeltas(resp.Message, onDelta)
 		return resp, nil
 	}
 	stream := p.client.Messages.NewStreaming(ctx, params)

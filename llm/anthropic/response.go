@@ -72,23 +72,3 @@ func stopReason(s sdk.StopReason) llm.StopReason {
 	}
 	return llm.StopEndTurn
 }
-
-// replayDeltas reports a non-streamed message's content as deltas, one per
-// text, thinking and tool_use block (a tool call's whole input in one
-// fragment), with the same indexes as the message.
-func replayDeltas(m llm.Message, onDelta func(llm.Delta)) {
-	for i, b := range m.Content {
-		switch b.Type {
-		case llm.BlockText:
-			if b.Text != "" {
-				onDelta(llm.Delta{Type: llm.DeltaText, Index: i, Text: b.Text})
-			}
-		case llm.BlockThinking:
-			if b.Text != "" {
-				onDelta(llm.Delta{Type: llm.DeltaThinking, Index: i, Text: b.Text})
-			}
-		case llm.BlockToolUse:
-			onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: i, Text: string(b.Input), ID: b.ID, Name: b.Name})
-		}
-	}
-}

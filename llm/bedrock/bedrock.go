@@ -377,16 +377,7 @@ func (p *Provider) converse(ctx context.Context, in *bedrockruntime.ConverseStre
 			}
 		}
 	}
-	for i, b := range msg.Content {
-		switch b.Type {
-		case llm.BlockText:
-			onDelta(llm.Delta{Type: llm.DeltaText, Index: i, Text: b.Text})
-		case llm.BlockThinking:
-			onDelta(llm.Delta{Type: llm.DeltaThinking, Index: i, Text: b.Text})
-		case llm.BlockToolUse:
-			onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: i, ID: b.ID, Name: b.Name, Text: string(b.Input)})
-		}
-	}
+	llm.ReplayDeltas(msg, onDelta)
 	return &llm.Response{Message: msg, StopReason: stopReason(out.StopReason), ProviderStopReason: string(out.StopReason),
 		Usage: usage(out.Usage), Model: aws.ToString(in.ModelId)}, nil
 }
