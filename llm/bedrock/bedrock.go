@@ -136,9 +136,9 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ll
 
 // block is one content block being streamed.
 type block struct {
-	b     llm.Block
-	input strings.Builder // toolUse input fragments
-	sent  bool            // a delta of this block was reported
+	b    llm.Block
+	frag strings.Builder // the text, reasoning text or toolUse input fragments so far
+	sent bool            // a delta of this block was reported
 }
 
 // accumulator builds the response from ConverseStream events.
@@ -186,14 +186,14 @@ func (a *accumulator) add(ev types.ConverseStreamOutput, onDelta func(llm.Delta)
 		switch d := e.Value.Delta.(type) {
 		case *types.ContentBlockDeltaMemberText:
 			b := a.get(&k, llm.BlockText)
-			b.b.Text += d.Value
+			b.frag.WriteString(d.Value)
 			if d.Value != "" {
 				onDelta(llm.Delta{Type: llm.DeltaText, Index: a.index(k), Text: d.Value})
 			}
 		case *types.ContentBlockDeltaMemberToolUse:
 			b := a.get(&k, llm.BlockToolUse)
 			frag := aws.ToString(d.Value.Input)
-			b.input.WriteString(frag)
+			b.frag.WriteString(frag)
 			if frag != "" {
 				b.sent = true
 				onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: a.index(k), ID: b.b.ID, Name: b.b.Name, Text: frag})
@@ -202,7 +202,7 @@ func (a *accumulator) add(ev types.ConverseStreamOutput, onDelta func(llm.Delta)
 			switch r := d.Value.(type) {
 			case *types.ReasoningContentBlockDeltaMemberText:
 				b := a.get(&k, llm.BlockThinking)
-				b.b.Text += r.Value
+				b.frag.WriteString(r.Value)
 				if r.Value != "" {
 					onDelta(llm.Delta{Type: llm.DeltaThinking, Index: a.index(k), Text: r.Value})
 				}
@@ -218,7 +218,7 @@ func (a *accumulator) add(ev types.ConverseStreamOutput, onDelta func(llm.Delta)
 	case *types.ConverseStreamOutputMemberContentBlockStop:
 		k := aws.ToInt32(e.Value.ContentBlockIndex)
 		if b, ok := a.blocks[k]; ok && b.b.Type == llm.BlockToolUse && !b.sent {
-			in := b.input.String()
+			in := b.frag.String()
 			if in == "" {
 				in = "{}"
 			}
@@ -235,15 +235,18 @@ func (a *accumulator) add(ev types.ConverseStreamOutput, onDelta func(llm.Delta)
 
 func (a *accumulator) response(model string) (*llm.Response, error) {
 	if !a.stopped {
-		// ConverseStream always ends with messageStop and metadata (usage);
-		// a stream without both was cut.
-		return nil, fmt.Errorf("bedrock: %w (messageStop %v, metadata %v)", llm.ErrStreamTruncated, a.stopped, a.usage != nil)
+		// A stream cut at a message boundary before messageStop (a cut
+		// inside a message is caught by bodyWatcher).
+		return nil, fmt.Errorf("bedrock: %w (no messageStop event)", llm.ErrStreamTruncated)
 	}
 	msg := llm.Message{Role: llm.RoleAssistant}
 	for _, k := range a.order {
 		b := a.blocks[k]
-		if b.b.Type == llm.BlockToolUse {
-			in := b.input.String()
+		switch b.b.Type {
+		case llm.BlockText, llm.BlockThinking:
+			b.b.Text = b.frag.String()
+		case llm.BlockToolUse:
+			in := b.frag.String()
 			if strings.TrimSpace(in) == "" {
 				in = "{}"
 			}
