@@ -39,16 +39,12 @@ for 'strata run' (offline demo without an API key). Logs go to stderr.`,
 type acpHost struct{ rt *runtime }
 
 func acpMain(ctx context.Context, f runFlags) error {
-	mode, err := approvalMode(f.approve)
-	if err != nil {
-		return err
-	}
 	rt, err := openRuntime(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
-	srv := acp.Serve(&acpHost{rt: rt}, rt.store, mode, os.Stdin, os.Stdout)
+	srv := acp.Serve(&acpHost{rt: rt}, rt.store, rt.mode, os.Stdin, os.Stdout)
 	defer srv.Close()
 	<-srv.Done()
 	return nil

@@ -61,22 +61,12 @@ func newBenchAssembleCmd() *cobra.Command {
 		Short: "Time each layout's assembly and encoding of every request, as a ratio to json.Marshal of the same body",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			if dir == "" {
-				return usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
-			}
-			if format != "table" && format != "json" {
-				return usagef("unknown --format %q (valid: table, json)", format)
-			}
 			if rounds < 1 {
 				return usagef("--rounds %d: want at least 1", rounds)
 			}
-			sc := benchcache.Scenario(scenario)
-			if sc != benchcache.Append && sc != benchcache.Managed {
-				return usagef("unknown --scenario %q (valid: append, managed)", scenario)
-			}
-			sessions, err := benchcache.LoadDir(dir, sc)
+			sessions, sc, err := loadBenchSessions(dir, scenario, format)
 			if err != nil {
-				return usageError{fmt.Errorf("--trajectories: %w", err)}
+				return err
 			}
 			res, err := benchcache.TimeAssemble(sessions, layouts, rounds, progressBar(os.Stderr, "timing"))
 			if err != nil {
@@ -106,20 +96,30 @@ func newBenchAssembleCmd() *cobra.Command {
 	return c
 }
 
-func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format, report string, layouts []string) error {
+// loadBenchSessions checks the flags the bench commands share (--trajectories,
+// --scenario, --format table|json) and derives the sessions.
+func loadBenchSessions(dir, scenario, format string) ([]*benchcache.Session, benchcache.Scenario, error) {
 	if dir == "" {
-		return usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
+		return nil, "", usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
 	}
 	if format != "table" && format != "json" {
-		return usagef("unknown --format %q (valid: table, json)", format)
+		return nil, "", usagef("unknown --format %q (valid: table, json)", format)
 	}
 	sc := benchcache.Scenario(scenario)
 	if sc != benchcache.Append && sc != benchcache.Managed {
-		return usagef("unknown --scenario %q (valid: append, managed)", scenario)
+		return nil, "", usagef("unknown --scenario %q (valid: append, managed)", scenario)
 	}
 	sessions, err := benchcache.LoadDir(dir, sc)
 	if err != nil {
-		return usageError{fmt.Errorf("--trajectories: %w", err)}
+		return nil, "", usageError{fmt.Errorf("--trajectories: %w", err)}
+	}
+	return sessions, sc, nil
+}
+
+func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format, report string, layouts []string) error {
+	sessions, sc, err := loadBenchSessions(dir, scenario, format)
+	if err != nil {
+		return err
 	}
 	t0 := time.Now()
 	rep, err := benchcache.Run(sessions, sc, benchcache.Options{Provider: provider, Model: model, Layouts: layouts,

@@ -140,16 +140,12 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	if f.maxTurns < 1 {
 		return usagef("--max-turns %d: want at least 1", f.maxTurns)
 	}
-	mode, err := approvalMode(f.approve)
-	if err != nil {
-		return err
-	}
 	rt, err := openRuntime(ctx, f)
 	if err != nil {
 		return err
 	}
 	defer rt.close()
-	wd, prov, model, st := rt.wd, rt.prov, rt.model, rt.store
+	wd, prov, model, st, mode := rt.wd, rt.prov, rt.model, rt.store, rt.mode
 
 	bus := event.NewBus()
 	out := newPrinter(os.Stdout, f.format)
@@ -202,7 +198,8 @@ func approvalMode(s string) (agent.Mode, error) {
 // agent (with its MCP servers and hooks active), the provider and the
 // session store. Used by run, sessions resume/branch and acp.
 type runtime struct {
-	f      runFlags
+	f      runFlags // model defaulted from the agent file
+	mode   agent.Mode
 	layout prompt.Layout
 	wd     string
 	ld     *loaded
@@ -212,10 +209,14 @@ type runtime struct {
 	closer []func()
 }
 
-// openRuntime validates --layout, loads --agent (launching its MCP servers
+// openRuntime validates --approve and --layout, loads --agent (launching its MCP servers
 // and running agentSpawn hooks), selects the provider and opens the store.
 // The caller must call close.
 func openRuntime(ctx context.Context, f runFlags) (*runtime, error) {
+	mode, err := approvalMode(f.approve)
+	if err != nil {
+		return nil, err
+	}
 	layout, err := prompt.Lookup(f.layout)
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--layout: %w", err)}
@@ -224,14 +225,14 @@ func openRuntime(ctx context.Context, f runFlags) (*runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &runtime{f: f, layout: layout, wd: wd}
+	rt := &runtime{mode: mode, layout: layout, wd: wd}
 	if rt.ld, err = loadAgent(f.agentFile, wd); err != nil {
 		return nil, err
 	}
 	if f.model == "" {
 		f.model = rt.ld.model
-		rt.f.model = f.model
 	}
+	rt.f = f
 	rt.closer = append(rt.closer, rt.ld.activate(ctx, wd))
 	prov, model, cleanup, err := selectProvider(f)
 	if err != nil {
