@@ -80,7 +80,8 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 			if text == "" {
 				continue
 			}
-			if cmd, arg, isCmd := strings.Cut(strings.TrimPrefix(text, "/"), " "); strings.HasPrefix(text, "/") && (isCmd || cmd != "") {
+			if len(text) > 1 && text[0] == '/' {
+				cmd, arg, _ := strings.Cut(text[1:], " ")
 				chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
 				continue
 			}
