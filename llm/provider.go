@@ -53,8 +53,29 @@ type Provider interface {
 	// Name is the provider id used on the command line
 	// ("anthropic", "openai-chat", "openai-responses", …).
 	Name() string
+	// API is the wire API the provider speaks. Layouts that differ per
+	// wire family read it from prompt.Context.API, which the loop sets
+	// from this method, so what is sent equals what `strata render` shows.
+	API() API
 	Stream(ctx context.Context, req *Request, onDelta func(Delta)) (*Response, error)
 }
+
+// API names a provider wire API: the request and stream format a provider
+// speaks. Several providers share one (every OpenAI-compatible server speaks
+// APIOpenAIChat).
+type API string
+
+// The wire APIs strata encodes.
+const (
+	APIAnthropic       API = "anthropic"        // Anthropic Messages
+	APIOpenAIChat      API = "openai-chat"      // OpenAI Chat Completions (and compatible servers)
+	APIOpenAIResponses API = "openai-responses" // OpenAI Responses
+	APIBedrock         API = "bedrock"          // Amazon Bedrock Converse / ConverseStream
+	APIGemini          API = "gemini"           // Google Gemini generateContent
+)
+
+// APIs lists every wire API, in the order above.
+var APIs = []API{APIAnthropic, APIOpenAIChat, APIOpenAIResponses, APIBedrock, APIGemini}
 
 // ErrStreamTruncated reports a response stream that ended before the
 // provider's terminal event (Anthropic message_stop, OpenAI [DONE] /

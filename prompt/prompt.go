@@ -50,10 +50,10 @@ type Context struct {
 	// model generates (seed 004 "System Reminder"; "" = none).
 	Reminder string
 
-	// API is the wire family the request is for: "anthropic",
-	// "openai-chat", "openai-responses" ("" = anthropic). Seed layouts
-	// differ per family (seed 002: seed re-injection on Anthropic only).
-	API string
+	// API is the wire API the request is for ("" = llm.APIAnthropic). The
+	// loop sets it from llm.Provider.API. Seed layouts differ per family
+	// (Context Pilot re-injects the system prompt on Anthropic only).
+	API llm.API
 	// Now is the request time in Unix milliseconds, for layouts that print
 	// timestamps (panels). The loop sets it; 0 renders as unknown. Passing it
 	// in keeps Assemble deterministic.

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/prompt"
 )
@@ -40,7 +41,7 @@ func TimeAssemble(sessions []*Session, layouts []string, rounds int, progress fu
 				}
 				for i, c := range s.Calls {
 					pc := c.Context
-					pc.Model, pc.API = "claude-sonnet-4-5", "anthropic"
+					pc.Model, pc.API = "claude-sonnet-4-5", llm.APIAnthropic
 					t0 := time.Now()
 					req, _, err := layout.Assemble(&pc)
 					if err != nil {

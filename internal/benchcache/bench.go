@@ -6,6 +6,7 @@ import (
 	"sync"
 
 	"github.com/strata-agent/strata/cachesim"
+	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/token"
 )
@@ -177,12 +178,12 @@ func simulator(provider string, price cachesim.Price) cachesim.Simulator {
 }
 
 // api is the wire family layouts assemble for (panels differs per family).
-func api(provider string) string {
+func api(provider string) llm.API {
 	switch provider {
 	case "anthropic", "bedrock":
-		return "anthropic"
+		return llm.APIAnthropic
 	}
-	return "openai-chat"
+	return llm.APIOpenAIChat
 }
 
 func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, error) {

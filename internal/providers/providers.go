@@ -21,12 +21,12 @@ import (
 
 // Spec describes one selectable provider.
 type Spec struct {
-	Name    string // --provider value
-	API     string // "anthropic", "openai-chat", "openai-responses", "bedrock" or "gemini"
-	KeyEnv  string // variable holding the API key
-	URLEnv  string // variable overriding the base URL
-	BaseURL string // default base URL ("" = the SDK's default)
-	Model   string // default model ("" = --model is required)
+	Name    string  // --provider value
+	API     llm.API // wire API
+	KeyEnv  string  // variable holding the API key
+	URLEnv  string  // variable overriding the base URL
+	BaseURL string  // default base URL ("" = the SDK's default)
+	Model   string  // default model ("" = --model is required)
 	// KeyOptional is true for local servers that need no key.
 	KeyOptional bool
 }

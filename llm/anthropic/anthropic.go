@@ -82,6 +82,9 @@ func New(cfg Config) *Provider {
 // Name returns "anthropic".
 func (p *Provider) Name() string { return ProviderName }
 
+// API returns llm.APIAnthropic.
+func (p *Provider) API() llm.API { return llm.APIAnthropic }
+
 // Stream sends req to POST /v1/messages and streams the answer (see
 // llm.Provider for the contract).
 //

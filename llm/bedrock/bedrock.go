@@ -86,6 +86,9 @@ func New(cfg Config) *Provider {
 // Name returns "bedrock".
 func (p *Provider) Name() string { return ProviderName }
 
+// API returns llm.APIBedrock.
+func (p *Provider) API() llm.API { return llm.APIBedrock }
+
 // Stream sends req to ConverseStream (POST /model/{id}/converse-stream) and
 // streams the answer (see llm.Provider for the contract).
 //

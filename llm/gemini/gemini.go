@@ -67,6 +67,9 @@ func New(cfg Config) (*Provider, error) {
 // Name returns "gemini".
 func (p *Provider) Name() string { return ProviderName }
 
+// API returns llm.APIGemini.
+func (p *Provider) API() llm.API { return llm.APIGemini }
+
 // Stream sends req to streamGenerateContent (SSE) and streams the answer
 // (see llm.Provider for the contract).
 //

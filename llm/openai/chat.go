@@ -33,6 +33,9 @@ func NewChat(cfg Config) *Chat {
 // Name returns the provider id (Config.Name, default "openai-chat").
 func (c *Chat) Name() string { return c.name }
 
+// API returns llm.APIOpenAIChat.
+func (c *Chat) API() llm.API { return llm.APIOpenAIChat }
+
 // Stream sends req (mapped by ChatParams) and returns the assistant message
 // of choice 0 (other choices, requested with n>1, are not modeled).
 //

@@ -32,6 +32,9 @@ func NewResponses(cfg Config) *Responses {
 // Name returns the provider id (Config.Name, default "openai-responses").
 func (r *Responses) Name() string { return r.name }
 
+// API returns llm.APIOpenAIResponses.
+func (r *Responses) API() llm.API { return llm.APIOpenAIResponses }
+
 // Stream sends req (mapped by ResponsesParams) and returns the final
 // assistant message, built from the output of the terminal
 // response.completed / response.incomplete event (or, for NonStreaming, the

@@ -140,7 +140,7 @@ func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, erro
 			llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("panel_footer", FooterAck, false)}})
 		span("footer", "mixed", first, footer)
 	}
-	if c.System != "" && (c.API == "" || c.API == "anthropic") {
+	if c.System != "" && (c.API == "" || c.API == llm.APIAnthropic) {
 		first := len(req.Messages)
 		req.Messages = append(req.Messages, llm.UserText(SeedPrefix+c.System), llm.AssistantText(SeedAck))
 		span("seed re-injection", "mixed", first, SeedPrefix+c.System+SeedAck)

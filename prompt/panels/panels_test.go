@@ -10,7 +10,7 @@ import (
 
 const t2026 = int64(1771509600000) // 2026-02-19T14:00:00Z
 
-func ctx(api string) *prompt.Context {
+func ctx(api llm.API) *prompt.Context {
 	return &prompt.Context{
 		Model: "m", System: "Be a pirate.", API: api, Now: t2026 + 60_000,
 		Task:  "- [ ] fix bug",
