@@ -12,58 +12,16 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
-	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/session"
-	"github.com/strata-agent/strata/tool"
 )
-
-// Setup is what a new or loaded session needs from its host.
-type Setup struct {
-	SessionID string // the stored session's id
-	Cwd       string // the client's working directory
-	Bus       *event.Bus
-	Approver  agent.Approver
-	Mode      agent.Mode
-	// Editor and Terminal are the client's file and terminal methods, set
-	// when the client offers them (nil otherwise); the host puts them in the
-	// tools' tool.Env.
-	Editor   tool.Editor
-	Terminal tool.Terminal
-	// MCPServers are the client's MCP servers for this session (session/new
-	// or session/load mcpServers), to run beside the agent's own.
-	MCPServers []config.NamedMCPServer
-	// LoopID, History and Next restore a stored loop (session/load); an
-	// empty LoopID means a new loop.
-	LoopID  string
-	History []llm.Message
-	Next    int
-}
-
-// Host builds agents for the server (provider, layout, tools, hooks — the
-// same setup as `strata run`).
-type Host interface {
-	// NewAgent returns the agent of a session.
-	NewAgent(ctx context.Context, s Setup) (Built, error)
-}
-
-// Built is a session's agent as the host built it.
-type Built struct {
-	Agent *agent.Agent
-	// Release stops what the host started for the session (the client's
-	// MCP servers); the server calls it when the session is replaced or the
-	// client disconnects. Nil means nothing to release.
-	Release func()
-	// Prompts are the MCP servers whose prompts the client gets as slash
-	// commands.
-	Prompts []PromptSource
-}
 
 // mcpServers converts the client's MCP servers (stdio and HTTP; SSE and
 // ACP transports are not advertised) to agent-config servers. Names must be
@@ -99,12 +57,12 @@ func mcpServers(in []sdk.McpServer) ([]config.NamedMCPServer, error) {
 	return out, nil
 }
 
-// Server is an ACP agent serving strata sessions. Use Serve.
-type Server struct {
-	host  Host
-	store *session.Store
-	conn  *sdk.AgentSideConnection
-	out   *lockedWriter
+// server is the ACP agent: it implements the SDK's agent method set (kept
+// unexported so the SDK's types stay out of strata's API).
+type server struct {
+	ws   *strata.Workspace
+	conn *sdk.AgentSideConnection
+	out  *lockedWriter
 
 	mu       sync.Mutex
 	sessions map[string]*sess
@@ -113,51 +71,51 @@ type Server struct {
 }
 
 type sess struct {
-	id       string
-	agent    *agent.Agent
-	bus      *event.Bus
-	rec      *session.Recorder
+	s        *strata.Session
 	mode     agent.Mode
 	cancel   context.CancelFunc
 	mapper   *mapper
-	release  func()
 	commands map[string]command // slash commands: MCP prompts
 }
 
-// end stops the session's prompt, bus and client MCP servers.
+func (x *sess) id() string { return x.s.ID() }
+
+// end stops the session's prompt, flushes its events and stops its client
+// MCP servers.
 func (x *sess) end() {
 	if x.cancel != nil {
 		x.cancel()
 	}
-	x.bus.Close()
-	if x.release != nil {
-		x.release()
+	if err := x.s.Close(); err != nil {
+		slog.Warn("acp: session close", "session", x.id(), "err", err)
 	}
 }
 
-// Serve runs the server on the client's streams (strata's stdin/stdout)
-// until the client disconnects. Sessions are recorded in store and start in
-// mode (session/set_mode changes it). Lines that
-// are not JSON objects are answered with JSON-RPC errors -32700/-32600 and
-// skipped (framing.go); the SDK answers unknown methods (-32601) and
-// undecodable params (-32602).
-func Serve(host Host, store *session.Store, mode agent.Mode, in io.Reader, out io.Writer) *Server {
-	s := &Server{host: host, store: store, mode: mode, sessions: map[string]*sess{}}
+// Serve serves ws's agent over ACP on the client's streams (strata's
+// stdin/stdout) and blocks until the client disconnects or ctx ends; then
+// every session is ended. Sessions are recorded in ws's store and start in
+// mode (session/set_mode changes it). Lines that are not JSON objects are
+// answered with JSON-RPC errors -32700/-32600 and skipped (framing.go); the
+// SDK answers unknown methods (-32601) and undecodable params (-32602). It
+// returns ctx.Err() when ctx ended first, else nil.
+func Serve(ctx context.Context, ws *strata.Workspace, mode agent.Mode, in io.Reader, out io.Writer) error {
+	s := &server{ws: ws, mode: mode, sessions: map[string]*sess{}}
 	s.out = &lockedWriter{w: out}
 	s.conn = sdk.NewAgentSideConnection(s, s.out, filterLines(in, s.out))
-	return s
-}
-
-// Done is closed when the client disconnects.
-func (s *Server) Done() <-chan struct{} { return s.conn.Done() }
-
-// Close ends every session's bus.
-func (s *Server) Close() {
+	var err error
+	select {
+	case <-s.conn.Done():
+	case <-ctx.Done():
+		err = ctx.Err()
+	}
 	s.mu.Lock()
-	defer s.mu.Unlock()
-	for _, x := range s.sessions {
+	all := s.sessions
+	s.sessions = map[string]*sess{}
+	s.mu.Unlock()
+	for _, x := range all {
 		x.end()
 	}
+	return err
 }
 
 var modes = []sdk.SessionMode{
@@ -174,7 +132,7 @@ func modeState(m agent.Mode) *sdk.SessionModeState {
 // images and embedded context in prompts, stdio and HTTP MCP servers.
 // The client's capabilities decide whether tools use its fs and terminal
 // methods.
-func (s *Server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
+func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	s.mu.Lock()
 	s.caps = p.ClientCapabilities
 	s.mu.Unlock()
@@ -192,57 +150,45 @@ func (s *Server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 
 // Authenticate implements acp.Agent: strata needs no authentication (the
 // provider keys come from the environment).
-func (s *Server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
+func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.AuthenticateResponse, error) {
 	return sdk.AuthenticateResponse{}, nil
 }
 
 // NewSession implements acp.Agent: a new stored session and loop.
-func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
 	servers, err := mcpServers(p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	st, err := s.store.CreateSession(session.SessionMeta{Cwd: p.Cwd})
-	if err != nil {
-		return sdk.NewSessionResponse{}, err
-	}
-	x, err := s.open(ctx, Setup{SessionID: st.ID, Cwd: p.Cwd, Mode: s.mode, MCPServers: servers})
+	x, err := s.open(ctx, "", p.Cwd, servers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
 	// The commands go out once the client has the session id: right after
 	// the session/new response is written.
 	if len(x.commands) > 0 {
-		s.out.after(`"sessionId":"`+x.id+`"`, func() { x.mapper.send(availableCommands(x.commands)) })
+		s.out.after(`"sessionId":"`+x.id()+`"`, func() { x.mapper.send(availableCommands(x.commands)) })
 	}
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(x.id), Modes: modeState(x.mode)}, nil
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(x.id()), Modes: modeState(x.mode)}, nil
 }
 
 // LoadSession implements acp.AgentLoader: the stored session's latest loop
 // is replayed to the client as updates, then continues.
-func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	id := string(p.SessionId)
 	servers, err := mcpServers(p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	loop, err := s.store.LatestLoop(id)
-	if err != nil {
+	x, err := s.open(ctx, id, p.Cwd, servers)
+	var ce *strata.ConfigError
+	if errors.As(err, &ce) {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
 	}
-	hist, err := s.store.History(loop)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	next, err := s.store.NextTurnIndex(loop)
-	if err != nil {
-		return sdk.LoadSessionResponse{}, err
-	}
-	x, err := s.open(ctx, Setup{SessionID: id, Cwd: p.Cwd, Mode: s.mode, LoopID: loop, History: hist, Next: next, MCPServers: servers})
-	if err != nil {
-		return sdk.LoadSessionResponse{}, err
-	}
-	updates := historyUpdates(hist)
+	updates := historyUpdates(x.s.History())
 	if len(x.commands) > 0 {
 		updates = append(updates, availableCommands(x.commands))
 	}
@@ -254,40 +200,51 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	return sdk.LoadSessionResponse{Modes: modeState(x.mode)}, nil
 }
 
-// open builds a session's agent, bus, recorder and update mapper.
-func (s *Server) open(ctx context.Context, st Setup) (*sess, error) {
-	x := &sess{id: st.SessionID, bus: event.NewBus(), mode: st.Mode}
-	x.mapper = &mapper{conn: s.conn, session: sdk.SessionId(x.id)}
-	x.bus.SubscribeSync(x.mapper.observe)
-	x.rec = session.NewRecorder(s.store, x.id)
-	x.bus.SubscribeSync(x.rec.Observer())
-	id := sdk.SessionId(x.id)
-	st.Bus, st.Approver = x.bus, &permission{conn: s.conn, session: id}
+// open starts a new session (id "") or continues the stored session id in
+// the workspace, with the client's cwd and MCP servers, its fs and terminal
+// methods when offered, permissions through the client, and the loop's
+// events mapped to session/update.
+func (s *server) open(ctx context.Context, id, cwd string, servers []config.NamedMCPServer) (*sess, error) {
 	s.mu.Lock()
-	caps := s.caps
+	caps, mode := s.caps, s.mode
 	s.mu.Unlock()
+	x := &sess{mode: mode, mapper: &mapper{conn: s.conn}}
+	perm := &permission{conn: s.conn}
+	so := strata.SessionOptions{Cwd: cwd, Mode: mode, Approver: perm, OnEventSync: x.mapper.observe, MCPServers: servers}
+	files, term := &clientFiles{conn: s.conn}, &clientTerminal{conn: s.conn}
 	if caps.Fs.ReadTextFile && caps.Fs.WriteTextFile {
-		st.Editor = clientFiles{conn: s.conn, session: id}
+		so.Editor = files
 	}
 	if caps.Terminal {
-		st.Terminal = clientTerminal{conn: s.conn, session: id}
+		so.Terminal = term
 	}
-	b, err := s.host.NewAgent(ctx, st)
+	var err error
+	if id == "" {
+		x.s, err = s.ws.NewSession(ctx, so)
+	} else {
+		x.s, err = s.ws.ResumeSession(ctx, id, so)
+	}
 	if err != nil {
-		x.bus.Close()
 		return nil, err
 	}
-	x.agent, x.release, x.commands = b.Agent, b.Release, commands(ctx, b.Prompts)
+	sid := sdk.SessionId(x.id())
+	x.mapper.session, perm.session, files.session, term.session = sid, sid, sid, sid
+	var srcs []PromptSource
+	for _, m := range x.s.MCP() {
+		srcs = append(srcs, m)
+	}
+	x.commands = commands(ctx, srcs)
 	s.mu.Lock()
-	if old, ok := s.sessions[x.id]; ok {
+	old, ok := s.sessions[x.id()]
+	s.sessions[x.id()] = x
+	s.mu.Unlock()
+	if ok {
 		old.end()
 	}
-	s.sessions[x.id] = x
-	s.mu.Unlock()
 	return x, nil
 }
 
-func (s *Server) get(id sdk.SessionId) (*sess, error) {
+func (s *server) get(id sdk.SessionId) (*sess, error) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	x, ok := s.sessions[string(id)]
@@ -299,7 +256,7 @@ func (s *Server) get(id sdk.SessionId) (*sess, error) {
 
 // Prompt implements acp.Agent: one user turn of the loop; updates stream as
 // the loop runs, and the response carries the stop reason.
-func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
+func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	x, err := s.get(p.SessionId)
 	if err != nil {
 		return sdk.PromptResponse{}, err
@@ -322,7 +279,7 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if x.cancel != nil {
 		s.mu.Unlock()
 		cancel()
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id, "error": "a prompt is already running in this session"})
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id(), "error": "a prompt is already running in this session"})
 	}
 	x.cancel = cancel
 	mode := x.mode
@@ -333,8 +290,8 @@ func (s *Server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		s.mu.Unlock()
 		cancel()
 	}()
-	x.agent.SetMode(mode)
-	res, err := x.agent.PromptWith(ctx, text, images)
+	x.s.SetMode(mode)
+	res, err := x.s.Prompt(ctx, text, images...)
 	return sdk.PromptResponse{StopReason: stopReason(res, err, ctx)}, promptErr(err, ctx)
 }
 
@@ -363,7 +320,7 @@ func promptErr(err error, ctx context.Context) error {
 }
 
 // Cancel implements acp.Agent: stops the session's running prompt.
-func (s *Server) Cancel(_ context.Context, p sdk.CancelNotification) error {
+func (s *server) Cancel(_ context.Context, p sdk.CancelNotification) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if x, ok := s.sessions[string(p.SessionId)]; ok && x.cancel != nil {
@@ -373,7 +330,7 @@ func (s *Server) Cancel(_ context.Context, p sdk.CancelNotification) error {
 }
 
 // SetSessionMode implements acp.Agent: ask, allowlist or all.
-func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+func (s *server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
 	x, err := s.get(p.SessionId)
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
@@ -392,22 +349,22 @@ func (s *Server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest
 
 // CloseSession, ListSessions, ResumeSession and SetSessionConfigOption are
 // not advertised; they answer "method not found".
-func (s *Server) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
+func (s *server) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
 	return sdk.CloseSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionClose)
 }
 
 // ListSessions is not supported (see CloseSession).
-func (s *Server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
+func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
 	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
 }
 
 // ResumeSession is not supported (see CloseSession); session/load is.
-func (s *Server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
+func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
 	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
 }
 
 // SetSessionConfigOption is not supported (see CloseSession).
-func (s *Server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
+func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
 	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
 }
 

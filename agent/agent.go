@@ -55,13 +55,20 @@ type Config struct {
 	Tools    *tool.Registry
 	// Env is the workspace the tools run in; nil means an Env with an empty
 	// Workdir (the process's working directory).
-	Env       *tool.Env
-	Model     string // model id sent to the provider
-	MaxTokens int64  // output cap per model call, tokens; 0 = provider default
+	Env   *tool.Env
+	Model string // model id sent to the provider
+	// Params are the request knobs set on every request after the layout
+	// assembled it (output cap, temperature, reasoning, tool choice);
+	// Params.MaxTokens also reaches the layout as Context.MaxTokens.
+	Params llm.Params
 	// Context is the template of every turn's prompt.Context: system
 	// instructions, summary, hook outputs, files, skills. The loop fills in
-	// Model, MaxTokens, Tools, History and Now each turn.
+	// Model, MaxTokens, Tools, History, API (from Provider.API) and Now each
+	// turn.
 	Context prompt.Context
+	// Now is the clock for Context.Now (nil = time.Now); a fixed clock
+	// makes requests reproducible (`strata render --now`).
+	Now func() time.Time
 	// MaxTurns is the continuation limit: model calls per user message
 	// (0 = DefaultMaxTurns).
 	MaxTurns int
@@ -179,8 +186,15 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 	if cfg.Env == nil {
 		cfg.Env = &tool.Env{}
 	}
-	return &Agent{cfg: cfg, loopID: loopID, history: append([]llm.Message(nil), history...), turns: next,
-		first: event.TriggerUser, always: map[string]bool{}}, nil
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	a := &Agent{cfg: cfg, loopID: loopID, history: append([]llm.Message(nil), history...), turns: next,
+		first: event.TriggerUser, always: map[string]bool{}}
+	if err := a.warmLayout(); err != nil {
+		return nil, err
+	}
+	return a, nil
 }
 
 // LoopID returns the id of the agent's loop.

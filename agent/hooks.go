@@ -47,7 +47,7 @@ const (
 // Payload is what a hook sees. Which fields are set depends on the stage:
 //
 //	receive_input    Input (pre: transforms may rewrite it)
-//	compose_request  Context (pre), Request (post)
+//	compose_request  Context (pre), Request and Breakdown (post)
 //	send_request     Request
 //	stream_response  Response (post)
 //	tool_call        ToolCall (pre), ToolCall + ToolResult (post)
@@ -63,6 +63,7 @@ type Payload struct {
 	Input         *string
 	Context       *prompt.Context
 	Request       *llm.Request
+	Breakdown     *prompt.Breakdown // compose_request post: the layout's explanation of Request
 	Response      *llm.Response
 	ToolCall      *llm.Block
 	ToolResult    *llm.Block

@@ -8,6 +8,7 @@ import (
 
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
 )
 
 // turn runs one model call and the tool calls it asks for, in seed 003's
@@ -53,7 +54,8 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 
 // compact detaches every chunk Config.Compaction allows, oldest first, and
 // emits a Compaction event for each (after the turn's input messages,
-// before the model call: seed 003).
+// before the model call: the Rust agent-loop's event order, docs/turn.md).
+// A nil id (warming a restored layout) emits nothing.
 func (a *Agent) compact(corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {
@@ -66,9 +68,57 @@ func (a *Agent) compact(corr string, id *event.TurnID) {
 		}
 		a.chunks = append(a.chunks, c)
 		a.detached = c.Last + 1
-		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
-			Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d", c.First+1, c.Last+1, c.Tokens, len(a.chunks))})
+		if id != nil {
+			a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
+				Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d", c.First+1, c.Last+1, c.Tokens, len(a.chunks))})
+		}
 	}
+}
+
+// context returns this turn's prompt.Context: the template with the model,
+// output cap, wire API, tools, the live history and the detached chunks as
+// the summary.
+func (a *Agent) context(now time.Time) prompt.Context {
+	pc := a.cfg.Context
+	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
+	pc.API = a.cfg.Provider.API()
+	if !now.IsZero() {
+		pc.Now = now.UnixMilli()
+	}
+	if len(a.chunks) > 0 {
+		parts := []string{}
+		if pc.Summary != "" {
+			parts = append(parts, pc.Summary)
+		}
+		for _, c := range a.chunks {
+			parts = append(parts, c.Text)
+		}
+		pc.Summary = strings.Join(parts, "\n\n")
+	}
+	return pc
+}
+
+// warmLayout replays the layout over the requests a restored loop already
+// sent (every history prefix ending in a user message that the model then
+// answered), so a stateful layout's next request is byte-identical to the
+// one the uninterrupted loop would send (a resumed session keeps its cached
+// prefix). Compaction is replayed the same way. Nothing is emitted.
+func (a *Agent) warmLayout() error {
+	full := a.history
+	defer func() { a.history = full }()
+	for j := 0; j+1 < len(full); j++ {
+		if full[j].Role != llm.RoleUser || full[j+1].Role != llm.RoleAssistant {
+			continue
+		}
+		a.history = full[:j+1]
+		a.compact("", nil)
+		pc := a.context(time.Time{})
+		if _, _, err := a.cfg.Layout.Assemble(&pc); err != nil {
+			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
+				a.loopID, a.cfg.Layout.Name(), j, err)
+		}
+	}
+	return nil
 }
 
 func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
@@ -82,20 +132,8 @@ func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
 // message has been announced with MessageStart … MessageEnd; on failure no
 // assistant message exists.
 func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.Response, error) {
-	pc := a.cfg.Context
 	a.compact(corr, id)
-	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.MaxTokens, a.toolSpecs(), a.history[a.detached:]
-	pc.Now = time.Now().UnixMilli()
-	if len(a.chunks) > 0 {
-		parts := []string{}
-		if pc.Summary != "" {
-			parts = append(parts, pc.Summary)
-		}
-		for _, c := range a.chunks {
-			parts = append(parts, c.Text)
-		}
-		pc.Summary = strings.Join(parts, "\n\n")
-	}
+	pc := a.context(a.cfg.Now())
 	hook := func(st Stage, ph Phase, p Payload) error {
 		p.Stage, p.Phase, p.CorrelationID, p.Turn = st, ph, corr, id
 		return a.runHooks(ctx, &p)
@@ -103,17 +141,16 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.R
 	if err := hook(StageComposeRequest, PhasePre, Payload{Context: &pc}); err != nil {
 		return nil, err
 	}
-	req, _, err := a.cfg.Layout.Assemble(&pc)
+	req, bd, err := a.cfg.Layout.Assemble(&pc)
 	if err != nil {
 		return nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
 	}
-	for _, st := range []struct {
-		s Stage
-		p Phase
-	}{{StageComposeRequest, PhasePost}, {StageSendRequest, PhasePre}} {
-		if err := hook(st.s, st.p, Payload{Request: req}); err != nil {
-			return nil, err
-		}
+	a.cfg.Params.Apply(req)
+	if err := hook(StageComposeRequest, PhasePost, Payload{Request: req, Breakdown: bd}); err != nil {
+		return nil, err
+	}
+	if err := hook(StageSendRequest, PhasePre, Payload{Request: req}); err != nil {
+		return nil, err
 	}
 	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
 	started := false

@@ -62,10 +62,14 @@ func (r *Registry) Err() error {
 // Register adds t. It returns an error, and registers nothing, when t is nil,
 // its name is not provider-legal (1–64 characters of [a-zA-Z0-9_-]), the name
 // is already registered, or its input schema is not a JSON Schema that
-// google/jsonschema-go can resolve. An empty input schema means {"type":"object"}.
+// google/jsonschema-go can resolve (or, for a Func tool, cannot be derived
+// from its input type). An empty input schema means {"type":"object"}.
 func (r *Registry) Register(t Tool) error {
 	if t == nil {
 		return errors.New("tool: Register(nil)")
+	}
+	if se, ok := t.(interface{ specErr() error }); ok && se.specErr() != nil {
+		return se.specErr()
 	}
 	spec := t.Spec()
 	if !toolName.MatchString(spec.Name) {

@@ -6,24 +6,15 @@ import (
 	"io"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata/internal/agentctx"
+	"github.com/strata-agent/strata"
 )
 
 func init() { register(newAgentsCmd) }
-
-// agentDirs are where kiro and Amazon Q look for agent files, relative to a
-// workspace root and to the home directory (kiro docs: .kiro/agents and
-// ~/.kiro/agents; Amazon Q: .amazonq/cli-agents and ~/.aws/amazonq/cli-agents).
-var (
-	workspaceAgentDirs = []string{".kiro/agents", ".amazonq/cli-agents"}
-	globalAgentDirs    = []string{".kiro/agents", ".aws/amazonq/cli-agents"}
-)
 
 // agentInfo is one agent file as `strata agents list` reports it.
 type agentInfo struct {
@@ -75,18 +66,8 @@ func agentsList(w io.Writer, dir, format string) error {
 		return usagef("--dir %s: not a directory", dir)
 	}
 	var infos []agentInfo
-	scan := func(base string, dirs []string, scope string) {
-		for _, d := range dirs {
-			files, _ := filepath.Glob(filepath.Join(base, d, "*.json"))
-			sort.Strings(files)
-			for _, f := range files {
-				infos = append(infos, inspectAgent(f, root, scope))
-			}
-		}
-	}
-	scan(root, workspaceAgentDirs, "workspace")
-	if home, err := os.UserHomeDir(); err == nil && home != root {
-		scan(home, globalAgentDirs, "global")
+	for _, f := range strata.FindAgents(root) {
+		infos = append(infos, inspectAgent(f.Path, root, f.Scope))
 	}
 	bad := 0
 	for _, a := range infos {
@@ -115,15 +96,15 @@ func agentsList(w io.Writer, dir, format string) error {
 // inspectAgent loads and resolves one agent file against the workspace.
 func inspectAgent(file, root, scope string) agentInfo {
 	a := agentInfo{File: file, Scope: scope, Name: strings.TrimSuffix(filepath.Base(file), ".json")}
-	l, err := agentctx.Load(file, root)
+	l, err := strata.LoadAgent(file, root)
 	if err != nil {
 		a.Error = err.Error()
 		return a
 	}
-	if l.Agent.Name != "" {
-		a.Name = l.Agent.Name
+	if l.Config.Name != "" {
+		a.Name = l.Config.Name
 	}
-	a.Model, a.Tools = l.Agent.Model, l.Agent.Tools
+	a.Model, a.Tools = l.Config.Model, l.Config.Tools
 	for _, s := range l.Resolved.MCPServers {
 		a.MCPServers = append(a.MCPServers, s.Name)
 	}

@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/tui"
 )
@@ -62,7 +63,7 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 	if interactive && isTerminal(os.Stdout) && f.format == "text" && !plain {
 		return chatScreen(ctx, f)
 	}
-	return drive(ctx, f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
+	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
@@ -85,7 +86,7 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 				chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
 				continue
 			}
-			res, err := s.agent.Prompt(ctx, text)
+			res, err := s.Prompt(ctx, text)
 			if res != nil {
 				total.Turns += res.Turns
 				total.Usage = total.Usage.Add(res.Usage)
@@ -105,12 +106,12 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 func chatScreen(ctx context.Context, f runFlags) error {
 	var send lazySend
 	f.screen = &screenHooks{observe: tui.Observer(send.send), approver: tui.Approver{Send: send.send}}
-	return drive(ctx, f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
+	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		header := fmt.Sprintf("strata · layout %s · session %.8s", f.layout, s.id)
-		m := tui.New(s.agent.Prompt, header)
+		header := fmt.Sprintf("strata · layout %s · session %.8s", f.layout, s.ID())
+		m := tui.New(func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }, header)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
 		_, err := p.Run()
@@ -142,12 +143,12 @@ func (l *lazySend) send(m tea.Msg) {
 
 // resumePending runs the tool calls a crash cut off before the chat goes on
 // (as 'run --session' does).
-func resumePending(ctx context.Context, s *runSession) error {
-	if s.pending == nil {
+func resumePending(ctx context.Context, s *strata.Session) error {
+	if len(s.Pending()) == 0 {
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; running them first\n", s.id, len(s.pending))
-	_, err := s.agent.Resume(ctx, s.pendingTurn, s.pending)
+	fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; running them first\n", s.ID(), len(s.Pending()))
+	_, err := s.ResumePending(ctx)
 	return err
 }
 
@@ -170,7 +171,7 @@ func readPrompt(sc *bufio.Scanner) (string, bool) {
 	return "", false
 }
 
-func chatCommand(w io.Writer, s *runSession, total *agent.Result, cmd, arg string) {
+func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg string) {
 	switch cmd {
 	case "mode":
 		m, err := approvalMode(arg)
@@ -178,7 +179,7 @@ func chatCommand(w io.Writer, s *runSession, total *agent.Result, cmd, arg strin
 			fmt.Fprintf(w, "strata: /mode: %v\n", err)
 			return
 		}
-		s.agent.SetMode(m)
+		s.SetMode(m)
 		fmt.Fprintf(w, "approval mode: %s\n", m)
 	case "usage":
 		u := total.Usage

@@ -13,6 +13,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/mcp"
 )
@@ -51,11 +52,18 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 	}
 	var servers []config.NamedMCPServer
 	if agentFile != "" {
-		ld, err := loadAgent(agentFile, wd)
+		path, err := strata.ResolveAgent(wd, agentFile)
 		if err != nil {
-			return err
+			return cliError(err)
 		}
-		servers = ld.servers
+		a, err := strata.LoadAgent(path, wd)
+		if err != nil {
+			return cliError(err)
+		}
+		for _, w := range a.Warnings {
+			warn(w.String())
+		}
+		servers = a.Resolved.MCPServers
 	} else {
 		if mcpFile == "" {
 			mcpFile = filepath.Join(wd, ".kiro", "settings", "mcp.json")

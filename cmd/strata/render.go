@@ -27,6 +27,7 @@ type renderFlags struct {
 	provider, model, layout, format, agentFile string
 	session, db, now, tokens                   string
 	explain, live                              bool
+	knobs                                      knobFlags
 	maxTokens                                  int64
 	dir                                        string // project root ("" = working directory); set by tests
 }
@@ -48,7 +49,7 @@ instead (--format json for the same as JSON).`,
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.provider, "provider", "anthropic", "provider wire format: "+strings.Join(providers.Names(), ", "))
+	fl.StringVar(&f.provider, "provider", "anthropic", "provider wire format: "+strings.Join(strata.ProviderNames(), ", "))
 	fl.StringVar(&f.model, "model", "", "model id (default: the provider's default)")
 	fl.StringVar(&f.layout, "layout", "flat", "request layout: "+strings.Join(prompt.Names(), ", "))
 	fl.StringVar(&f.agentFile, "agent", "", "kiro / Amazon Q agent file (JSON)")
@@ -59,100 +60,61 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, $XDG_DATA_HOME/strata/strata.db)")
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
+	f.knobs.add(fl)
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k for OpenAI, cl100k approximation for Claude) or estimate")
 	return cmd
 }
 
 func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) error {
-	spec, err := providers.Lookup(f.provider)
-	if err != nil {
-		return usageError{fmt.Errorf("--provider: %w", err)}
-	}
-	layout, err := prompt.Lookup(f.layout)
-	if err != nil {
-		return usageError{fmt.Errorf("--layout: %w", err)}
-	}
 	if f.format != "table" && f.format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", f.format)
 	}
 	if f.tokens != "exact" && f.tokens != "estimate" {
 		return usagef("unknown --tokens %q (valid: exact, estimate)", f.tokens)
 	}
-	now := time.Now()
+	var now time.Time
 	if f.now != "" {
+		var err error
 		if now, err = time.Parse(time.RFC3339, f.now); err != nil {
 			return usagef("--now %q: want RFC 3339, e.g. 2026-11-23T10:00:00Z", f.now)
 		}
 	}
-	root := f.dir
-	if root == "" {
-		if root, err = os.Getwd(); err != nil {
+	params, err := f.knobs.params(f.maxTokens)
+	if err != nil {
+		return err
+	}
+	o := strata.Options{Dir: f.dir, Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Params: params,
+		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: os.Stderr}
+	if f.session != "" {
+		st, err := openStore(f.db)
+		if err != nil {
 			return err
 		}
+		defer st.Close()
+		o.Store = st
 	}
-	ld, err := loadAgent(f.agentFile, root)
+	ws, err := strata.Open(ctx, o)
 	if err != nil {
-		return err
+		return cliError(err)
 	}
-	if f.live {
-		defer ld.activate(ctx, root)()
-	}
-	tools, agentModel := append(ld.tools, ld.subAgent(agent.Config{})...), ld.model // the tools run offers
-	pc := &ld.context
-	pc.Model, pc.MaxTokens, pc.API, pc.Now = f.model, f.maxTokens, spec.API, now.UnixMilli()
-	if pc.History, err = sessionHistory(f.db, f.session); err != nil {
-		return err
-	}
-	pc.History = appendUserText(pc.History, text)
-	pc.Tools = tool.NewRegistry(tools...).Specs()
-	if pc.Model == "" {
-		pc.Model = agentModel
-	}
-	if pc.Model == "" {
-		pc.Model = spec.Model
-	}
-	if pc.Model == "" {
-		return usagef("provider %s has no default model: pass --model", spec.Name)
-	}
+	defer ws.Close()
+	ro := strata.RenderOptions{Session: f.session, Prompt: text, Now: now}
 	if f.explain && f.tokens == "exact" {
-		pc.Counter = token.ForModel(pc.Model)
+		ro.Counter = token.ForModel(ws.Model())
 	}
-	req, bd, err := layout.Assemble(pc)
+	r, err := ws.Render(ctx, ro)
 	if err != nil {
-		return err
+		return cliError(err)
 	}
 	if f.explain {
-		bd.Breakpoints = len(req.Breakpoints)
-		return printBreakdown(w, bd, f.format)
+		return printBreakdown(w, r.Breakdown, f.format)
 	}
-	body, err := captureBody(ctx, spec, req)
-	if err != nil {
-		return err
-	}
-	_, err = fmt.Fprintf(w, "%s\n", body)
+	_, err = fmt.Fprintf(w, "%s\n", r.Body)
 	return err
 }
 
-// sessionHistory returns the history of the stored session id's latest loop
-// ("" = none) from the database at db ("" = session.DefaultPath()).
-func sessionHistory(db, id string) ([]llm.Message, error) {
-	if id == "" {
-		return nil, nil
-	}
-	st, err := openStore(db)
-	if err != nil {
-		return nil, err
-	}
-	defer st.Close()
-	loop, err := st.LatestLoop(id)
-	if err != nil {
-		return nil, usagef("--session %q: %v (see 'strata sessions list')", id, err)
-	}
-	return st.History(loop)
-}
-
 // openStore opens the session database at path ("" = session.DefaultPath()).
-func openStore(path string) (*session.Store, error) {
+func openStore(path string) (session.Store, error) {
 	if path == "" {
 		p, err := session.DefaultPath()
 		if err != nil {
@@ -160,37 +122,11 @@ func openStore(path string) (*session.Store, error) {
 		}
 		path = p
 	}
-	return session.Open(path)
-}
-
-// appendUserText adds text as the next user message, merged into a trailing
-// user message (tool results) so roles keep alternating, as the loop does.
-func appendUserText(h []llm.Message, text string) []llm.Message {
-	if n := len(h); n > 0 && h[n-1].Role == llm.RoleUser {
-		last := h[n-1]
-		last.Content = append(append([]llm.Block(nil), last.Content...), llm.TextBlock(text))
-		return append(h[:n-1:n-1], last)
-	}
-	return append(h, llm.UserText(text))
-}
-
-// captureBody sends req through the real provider SDK over a recording
-// transport and returns the body it would have sent.
-func captureBody(ctx context.Context, spec providers.Spec, req *llm.Request) ([]byte, error) {
-	tr := &capture.Transport{}
-	p, err := providers.New(spec, providers.Options{APIKey: "render-not-sent", BaseURL: "http://127.0.0.1:1", HTTPClient: tr.Client()})
+	st, err := session.Open(path)
 	if err != nil {
-		return nil, usageError{err}
+		return nil, err
 	}
-	_, err = p.Stream(ctx, req, nil)
-	reqs := tr.Requests()
-	if len(reqs) == 0 {
-		if err == nil {
-			err = errors.New("the SDK sent no request")
-		}
-		return nil, fmt.Errorf("render: %w", err)
-	}
-	return reqs[len(reqs)-1].Body, nil
+	return st, nil
 }
 
 func printBreakdown(w io.Writer, bd *prompt.Breakdown, format string) error {

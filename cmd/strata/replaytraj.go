@@ -11,12 +11,12 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/benchcache"
 	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/token"
@@ -74,8 +74,7 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 		return usagef("unknown --provider %q (valid: anthropic, bedrock, openai, gemini, deepseek)", provider)
 	}
 	price, _ := cachesim.Lookup(model)
-	layout, err := prompt.Lookup(layoutName)
-	if err != nil {
+	if _, err := prompt.Lookup(layoutName); err != nil {
 		return usageError{fmt.Errorf("--layout: %w", err)}
 	}
 	tr, err := trajectory.Load(file)
@@ -92,11 +91,6 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 		u := c.Usage.LLM()
 		script[i] = demo.Stream(fmt.Sprintf("msg_replay_%d", i), u, stop, reply.Content...)
 	}
-	srv, err := replay.NewServer(script...)
-	if err != nil {
-		return err
-	}
-	defer srv.Close()
 
 	var sim cachesim.Simulator = cachesim.ForPrice(price)
 	if provider == "bedrock" {
@@ -124,10 +118,10 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 			return agent.Verdict{}, nil
 		}}
 	calls := 0
-	a, err := agent.New(agent.Config{
-		Provider: anthropic.New(anthropic.Config{APIKey: "replay", BaseURL: srv.URL()}),
-		Layout:   layout, Tools: tool.NewRegistry(newRecordedBash(tr)), Model: price.ID,
-		Context: prompt.Context{System: tr.System}, MaxTurns: len(tr.Calls) + 1, Hooks: []agent.Hook{observe},
+	ws, err := strata.Open(ctx, strata.Options{
+		ProviderName: "anthropic", Replay: script, Model: price.ID, Layout: layoutName, Mode: agent.ModeAll,
+		Instructions: tr.System, NoBuiltins: true, Tools: []tool.Tool{newRecordedBash(tr)},
+		DisableMCP: true, DisableHooks: true, MaxTurns: len(tr.Calls) + 1, Hooks: []agent.Hook{observe},
 		BeforeTurn: func(context.Context, agent.TurnInfo) error {
 			if calls++; calls > len(tr.Calls) {
 				return errEndOfRecording
@@ -136,8 +130,14 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 		},
 	})
 	if err != nil {
+		return cliError(err)
+	}
+	defer ws.Close()
+	a, err := ws.NewSession(ctx, strata.SessionOptions{})
+	if err != nil {
 		return err
 	}
+	defer a.Close()
 	// The task, then every plain user message (format errors) after a reply
 	// without a tool call, as mini-swe-agent sent them.
 	prompts := []string{tr.Messages[0].Text()}

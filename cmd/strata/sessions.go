@@ -70,15 +70,15 @@ func newResumeCmd(db *string) *cobra.Command {
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.db, f.session = *db, args[0]
 			text := strings.Join(args[1:], " ")
-			return drive(cmd.Context(), f, func(ctx context.Context, s *runSession) (*agent.Result, error) {
-				res, err := s.agent.Resume(ctx, s.pendingTurn, s.pending)
+			return drive(cmd.Context(), f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
+				res, err := s.ResumePending(ctx)
 				if err != nil || text == "" {
 					if res == nil && err == nil {
-						fmt.Fprintf(os.Stderr, "strata: session %s has nothing to resume: its last step completed\n", s.id)
+						fmt.Fprintf(os.Stderr, "strata: session %s has nothing to resume: its last step completed\n", s.ID())
 					}
 					return res, err
 				}
-				return s.agent.Prompt(ctx, text)
+				return s.Prompt(ctx, text)
 			})
 		},
 	}
@@ -100,65 +100,12 @@ func newBranchCmd(db *string) *cobra.Command {
 			f.db = *db
 			text := strings.Join(args[1:], " ")
 			return driveTarget(cmd.Context(), f, target{session: args[0], branchFrom: turn},
-				func(ctx context.Context, s *runSession) (*agent.Result, error) { return s.agent.Prompt(ctx, text) })
+				func(ctx context.Context, s *strata.Session) (*agent.Result, error) { return s.Prompt(ctx, text) })
 		},
 	}
 	addRunFlags(cmd, &f)
 	cmd.Flags().IntVar(&turn, "turn", -1, "index of the turn to branch after (required)")
 	return cmd
-}
-
-// openRun creates a new session, or restores the target session's latest
-// loop (with its pending tool calls), or branches it.
-func openRun(st *session.Store, cfg agent.Config, tg target, meta session.SessionMeta) (*runSession, error) {
-	if tg.session == "" {
-		s, err := st.CreateSession(meta)
-		if err != nil {
-			return nil, err
-		}
-		a, err := agent.New(cfg)
-		if err != nil {
-			return nil, err
-		}
-		return &runSession{id: s.ID, agent: a}, nil
-	}
-	d, err := st.LoadSession(tg.session)
-	if err != nil {
-		return nil, usagef("session %q: %v (see 'strata sessions list')", tg.session, err)
-	}
-	loop, err := st.LatestLoop(d.ID)
-	if err != nil {
-		return nil, usagef("session %s has no loop to continue: %v", d.ID, err)
-	}
-	if tg.branchFrom >= 0 {
-		nl := agent.NewID()
-		if err := st.Branch(d.ID, loop, tg.branchFrom, nl); err != nil {
-			return nil, usagef("branch session %s at turn %d: %v", d.ID, tg.branchFrom, err)
-		}
-		loop = nl
-	}
-	hist, err := st.History(loop)
-	if err != nil {
-		return nil, err
-	}
-	next, err := st.NextTurnIndex(loop)
-	if err != nil {
-		return nil, err
-	}
-	a, err := agent.Restore(cfg, loop, hist, next)
-	if err != nil {
-		return nil, err
-	}
-	rs := &runSession{id: d.ID, agent: a}
-	if tg.branchFrom >= 0 {
-		a.SetFirstTrigger(event.TriggerBranch)
-		return rs, nil
-	}
-	if rs.pending, err = st.Pending(loop); err != nil {
-		return nil, err
-	}
-	rs.pendingTurn = next - 1
-	return rs, nil
 }
 
 func listSessions(w io.Writer, st *session.Store) error {

@@ -51,6 +51,7 @@ type Server struct {
 	script   []Response
 	next     int
 	received []Request
+	respond  func(Request) Response // NewResponder's; nil = play script
 }
 
 // NewServer starts a server on 127.0.0.1 on a random free port that answers
@@ -64,6 +65,20 @@ func NewServer(script ...Response) (*Server, error) {
 	s := &Server{ln: ln, script: script}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
+	return s, nil
+}
+
+// NewResponder starts a server on 127.0.0.1 that answers every request with
+// respond(request) instead of a fixed script: for conversations whose order
+// is not fixed (concurrent sessions, sub-agents), respond picks the answer
+// from the request body. respond may be called concurrently. Close it when
+// done.
+func NewResponder(respond func(Request) Response) (*Server, error) {
+	s, err := NewServer()
+	if err != nil {
+		return nil, err
+	}
+	s.respond = respond
 	return s, nil
 }
 
@@ -90,8 +105,14 @@ func (s *Server) Remaining() int {
 // ServeHTTP records r and writes the next scripted response.
 func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	body, _ := io.ReadAll(r.Body)
+	req := Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body}
 	s.mu.Lock()
-	s.received = append(s.received, Request{Method: r.Method, Path: r.URL.RequestURI(), Header: r.Header.Clone(), Body: body})
+	s.received = append(s.received, req)
+	if s.respond != nil {
+		s.mu.Unlock()
+		writeResponse(w, s.respond(req))
+		return
+	}
 	if s.next >= len(s.script) {
 		n := len(s.script)
 		s.mu.Unlock()

@@ -1,0 +1,173 @@
+package strata
+
+import (
+	_ "embed"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/prompt"
+)
+
+// DefaultInstructions are the system instructions of strata's default agent
+// (no agent file): what to use the built-in tools for, in a few lines.
+//
+//go:embed default_system.md
+var DefaultInstructions string
+
+// Where kiro and Amazon Q look for agent files, relative to a workspace root
+// and to the home directory (kiro docs: .kiro/agents and ~/.kiro/agents;
+// Amazon Q: .amazonq/cli-agents and ~/.aws/amazonq/cli-agents). Workspace
+// agents shadow global ones of the same name.
+var (
+	workspaceAgentDirs = []string{".kiro/agents", ".amazonq/cli-agents"}
+	globalAgentDirs    = []string{".kiro/agents", ".aws/amazonq/cli-agents"}
+)
+
+// AgentFile is one agent configuration file a workspace can run.
+type AgentFile struct {
+	Name  string // the file name without ".json" (kiro selects agents by it)
+	Path  string // absolute path
+	Scope string // "workspace" or "global"
+}
+
+// FindAgents lists the agent files kiro and Amazon Q would load for the
+// workspace at dir: its .kiro/agents and .amazonq/cli-agents, then the
+// user's ~/.kiro/agents and ~/.aws/amazonq/cli-agents, each sorted by path.
+// Unreadable folders are skipped.
+func FindAgents(dir string) []AgentFile {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return nil
+	}
+	var out []AgentFile
+	scan := func(base string, dirs []string, scope string) {
+		for _, d := range dirs {
+			files, _ := filepath.Glob(filepath.Join(base, d, "*.json"))
+			sort.Strings(files)
+			for _, f := range files {
+				out = append(out, AgentFile{Name: strings.TrimSuffix(filepath.Base(f), ".json"), Path: f, Scope: scope})
+			}
+		}
+	}
+	scan(root, workspaceAgentDirs, "workspace")
+	if home, err := os.UserHomeDir(); err == nil && home != root {
+		scan(home, globalAgentDirs, "global")
+	}
+	return out
+}
+
+// ResolveAgent returns the agent file ref names for the workspace at dir:
+// ref is a path when it names an existing file, contains a path separator or
+// ends in ".json" (relative paths resolve against dir), else an agent name
+// looked up as kiro does (FindAgents order: workspace before global). A name
+// that matches no file returns a *ConfigError listing the names that exist.
+func ResolveAgent(dir, ref string) (string, error) {
+	if ref == "" {
+		return "", &ConfigError{Err: errors.New("agent: empty agent name or path")}
+	}
+	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ".json") || exists(filepath.Join(dir, ref)) {
+		if !filepath.IsAbs(ref) {
+			ref = filepath.Join(dir, ref)
+		}
+		return ref, nil
+	}
+	found := FindAgents(dir)
+	var names []string
+	for _, a := range found {
+		if a.Name == ref {
+			return a.Path, nil
+		}
+		names = append(names, a.Name)
+	}
+	if len(names) == 0 {
+		return "", &ConfigError{Err: fmt.Errorf("agent %q: no agent files in %s (.kiro/agents, .amazonq/cli-agents) or the global agent folders; pass a path to an agent JSON file", ref, dir)}
+	}
+	return "", &ConfigError{Err: fmt.Errorf("agent %q not found (agents: %s)", ref, strings.Join(names, ", "))}
+}
+
+func exists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
+}
+
+// Agent is a loaded kiro / Amazon Q agent: its configuration as written, the
+// resolution against the project (resources, steering, skills, MCP servers,
+// hooks) and the prompt.Context template built from it.
+type Agent struct {
+	Config   *config.Agent
+	Resolved *config.Resolved
+	// Context is the template every turn's prompt.Context starts from: the
+	// agent prompt as system instructions, file:// resources then
+	// always-included steering files as context files, skill:// resources as
+	// skill metadata (kiro loads steering as resources; docs/kiro.md).
+	Context prompt.Context
+	// Warnings are the loading and resolution warnings (missing resources,
+	// hook scripts, MCP commands…), each once.
+	Warnings []config.Warning
+}
+
+// LoadAgent reads the agent file at path and resolves it against
+// projectRoot ("" = the project the agent file belongs to). Errors name the
+// file and field (see config.LoadAgent) and are *ConfigError.
+func LoadAgent(path, projectRoot string) (*Agent, error) {
+	a, err := config.LoadAgent(path)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if projectRoot != "" {
+		if projectRoot, err = filepath.Abs(projectRoot); err != nil {
+			return nil, err
+		}
+	}
+	r, err := config.Resolve(a, projectRoot)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	l := &Agent{Config: a, Resolved: r, Context: contextOf(r)}
+	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
+	for _, w := range append(append([]config.Warning(nil), a.Warnings...), r.Warnings...) {
+		if k := [2]string{w.Field, w.Message}; !seen[k] {
+			seen[k] = true
+			l.Warnings = append(l.Warnings, w)
+		}
+	}
+	return l, nil
+}
+
+// contextOf builds the context template of a resolved agent (see
+// Agent.Context). Order follows the resolution, which follows the agent file.
+func contextOf(r *config.Resolved) prompt.Context {
+	c := prompt.Context{System: r.Agent.Prompt}
+	seen := map[string]bool{}
+	for _, f := range r.Files {
+		if !seen[f.AbsPath] {
+			seen[f.AbsPath] = true
+			c.Files = append(c.Files, prompt.File{Path: f.Path, Content: f.Content})
+		}
+	}
+	for _, s := range r.Steering {
+		if s.Always() && !seen[s.AbsPath] {
+			seen[s.AbsPath] = true
+			c.Files = append(c.Files, prompt.File{Path: rel(r.ProjectRoot, s.AbsPath), Content: s.Body})
+		}
+	}
+	for _, s := range r.Skills {
+		c.Skills = append(c.Skills, prompt.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
+	}
+	return c
+}
+
+// rel shows abs relative to root when it is inside it.
+func rel(root, abs string) string {
+	if root != "" {
+		if r, err := filepath.Rel(root, abs); err == nil && r != ".." && !strings.HasPrefix(r, ".."+string(filepath.Separator)) {
+			return filepath.ToSlash(r)
+		}
+	}
+	return filepath.ToSlash(abs)
+}

@@ -1,0 +1,143 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/strata-agent/strata/internal/capture"
+	"github.com/strata-agent/strata/internal/providers"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+)
+
+// ErrNoProvider is returned (inside a *ConfigError) by Open when no provider
+// was named and no API key variable is set.
+var ErrNoProvider = errors.New("no provider: set ANTHROPIC_API_KEY or OPENAI_API_KEY, or name a provider")
+
+// providerChoice is the provider a workspace talks to: a spec (by name) or
+// an llm.Provider given as is, and the model.
+type providerChoice struct {
+	name  string
+	spec  providers.Spec // zero when given as an llm.Provider
+	given llm.Provider
+	model string
+	opts  providers.Options
+	srv   *replay.Server // Options.Replay's server
+}
+
+func (p providerChoice) close() {
+	if p.srv != nil {
+		p.srv.Close()
+	}
+}
+
+// ProviderFromEnv reports the provider Open would choose from the
+// environment when Options.ProviderName is empty: the first of
+// ANTHROPIC_API_KEY, OPENAI_API_KEY that is set. ok is false when neither is
+// (the CLI then plays its offline demo).
+func ProviderFromEnv() (name string, ok bool) {
+	s, ok := providers.FromEnv()
+	return s.Name, ok
+}
+
+// chooseProvider resolves o's provider and model (agentModel is the agent
+// file's model, "" when none). The client itself is built per session
+// (client), so a missing key fails there, not in Render.
+func chooseProvider(o Options, agentModel string) (providerChoice, error) {
+	model := o.Model
+	if model == "" {
+		model = agentModel
+	}
+	if o.Provider != nil {
+		if model == "" {
+			return providerChoice{}, configErrorf("Options.Model is required with Options.Provider (%s)", o.Provider.Name())
+		}
+		return providerChoice{name: o.Provider.Name(), given: o.Provider, model: model}, nil
+	}
+	var spec providers.Spec
+	switch {
+	case o.ProviderName != "":
+		s, err := providers.Lookup(o.ProviderName)
+		if err != nil {
+			return providerChoice{}, &ConfigError{Err: fmt.Errorf("provider: %w", err)}
+		}
+		spec = s
+	case len(o.Replay) > 0:
+		return providerChoice{}, configErrorf("Options.Replay needs Options.ProviderName: the wire format of the responses")
+	default:
+		s, ok := providers.FromEnv()
+		if !ok {
+			return providerChoice{}, &ConfigError{Err: ErrNoProvider}
+		}
+		spec = s
+	}
+	pc := providerChoice{name: spec.Name, spec: spec, opts: providers.Options{APIKey: o.APIKey, BaseURL: o.BaseURL, MaxRetries: 2}}
+	if len(o.Replay) > 0 {
+		srv, err := replay.NewServer(o.Replay...)
+		if err != nil {
+			return providerChoice{}, err
+		}
+		pc.srv = srv
+		pc.opts = providers.Options{APIKey: "replay", BaseURL: srv.URL()}
+		if model == "" {
+			model = "replay"
+		}
+	}
+	if model == "" {
+		model = spec.Model
+	}
+	if model == "" {
+		return providerChoice{}, configErrorf("provider %s has no default model: set the model", spec.Name)
+	}
+	pc.model = model
+	return pc, nil
+}
+
+// client returns the provider sessions send through.
+func (p providerChoice) client() (llm.Provider, error) {
+	if p.given != nil {
+		return p.given, nil
+	}
+	c, err := providers.New(p.spec, p.opts)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return c, nil
+}
+
+// ReplayURL returns the base URL of the loopback server playing
+// Options.Replay ("" when there is none).
+func (w *Workspace) ReplayURL() string {
+	if w.prov.srv == nil {
+		return ""
+	}
+	return w.prov.srv.URL()
+}
+
+// capturing returns a provider of the same wire API whose SDK sends nothing:
+// its transport records the request (method, URL, body) and fails it. The
+// second result returns what was recorded.
+func (p providerChoice) capturing() (llm.Provider, func() (capture.Request, bool), error) {
+	if p.given != nil {
+		return nil, nil, fmt.Errorf("render: the workspace's provider was given as an llm.Provider (%s); "+
+			"rendering the wire body needs a provider chosen by name", p.name)
+	}
+	tr := &capture.Transport{}
+	c, err := providers.New(p.spec, providers.Options{APIKey: "render-not-sent", BaseURL: "http://127.0.0.1:1", HTTPClient: tr.Client()})
+	if err != nil {
+		return nil, nil, &ConfigError{Err: err}
+	}
+	return c, func() (capture.Request, bool) {
+		reqs := tr.Requests()
+		if len(reqs) == 0 {
+			return capture.Request{}, false
+		}
+		return reqs[len(reqs)-1], true
+	}, nil
+}
+
+// errCaptured stops a render's loop once the request was captured.
+var errCaptured = errors.New("render: request captured")
+
+var _ = context.Background

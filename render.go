@@ -1,0 +1,112 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/token"
+)
+
+// RenderOptions say which request Workspace.Render shows.
+type RenderOptions struct {
+	// Session continues this stored session's latest loop: its history
+	// comes before Prompt, as `Session.Prompt` would send it after
+	// ResumeSession ("" = a new conversation).
+	Session string
+	// Prompt is the user message of the request.
+	Prompt string
+	// Now fixes the request time layouts may print (zero = Options.Now,
+	// else the current time).
+	Now time.Time
+	// Counter counts the Breakdown's tokens (nil = the fast estimate);
+	// token.ForModel gives exact BPE counts. It never changes the request.
+	Counter token.Counter
+}
+
+// Rendered is a request as the provider's SDK would send it.
+type Rendered struct {
+	Request   *llm.Request      // the provider-neutral request (after the layout and Options.Params)
+	Breakdown *prompt.Breakdown // the layout's layers with token counts and breakpoints
+	Method    string            // HTTP method the SDK used
+	URL       string            // endpoint; Bedrock and Gemini carry the model in it
+	Body      []byte            // the exact JSON body the SDK sends
+}
+
+// Render returns the request the workspace's next prompt would send, without
+// sending it: the same loop code as Session.Prompt (hooks the workspace runs
+// included) composes it, and the provider's real SDK encodes it into a
+// transport that records and never sends. Nothing is recorded in the store.
+// It needs a provider chosen by name (not Options.Provider); no API key is
+// needed.
+func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, error) {
+	prov, captured, err := w.prov.capturing()
+	if err != nil {
+		return nil, err
+	}
+	cfg, err := w.loopConfig(prov, w.env(w.dir), nil, agent.ModeAll, nil, nil)
+	if err != nil {
+		return nil, err
+	}
+	if o.Counter != nil {
+		cfg.Context.Counter = o.Counter
+	}
+	if !o.Now.IsZero() {
+		cfg.Now = func() time.Time { return o.Now }
+	}
+	out := &Rendered{}
+	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "render", Stage: agent.StageComposeRequest, Phase: agent.PhasePost, Kind: agent.HookObserver,
+		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+			out.Request, out.Breakdown = p.Request, p.Breakdown
+			return agent.Verdict{}, nil
+		}})
+	cfg.BeforeTurn = func(context.Context, agent.TurnInfo) error {
+		if out.Request != nil {
+			return errCaptured // one request only
+		}
+		return nil
+	}
+	var a *agent.Agent
+	if o.Session == "" {
+		a, err = agent.New(cfg)
+	} else {
+		a, err = w.restoreForRender(ctx, cfg, o.Session)
+	}
+	if err != nil {
+		return nil, err
+	}
+	_, err = a.Prompt(ctx, o.Prompt)
+	req, ok := captured()
+	if !ok || out.Request == nil {
+		if err == nil {
+			err = errors.New("the SDK sent no request")
+		}
+		return nil, fmt.Errorf("render: %w", err)
+	}
+	out.Breakdown.Breakpoints = len(out.Request.Breakpoints)
+	out.Method, out.URL, out.Body = req.Method, req.URL, req.Body
+	return out, nil
+}
+
+// restoreForRender restores the latest loop of the stored session id (read
+// only: nothing is written).
+func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id string) (*agent.Agent, error) {
+	st := w.store
+	loop, err := st.LatestLoop(ctx, id)
+	if err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
+	}
+	hist, err := st.History(ctx, loop)
+	if err != nil {
+		return nil, err
+	}
+	next, err := st.NextTurnIndex(ctx, loop)
+	if err != nil {
+		return nil, err
+	}
+	return agent.Restore(cfg, loop, hist, next)
+}

@@ -1,0 +1,139 @@
+package strata_test
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
+)
+
+// providerFor is a provider name speaking each wire API.
+var providerFor = map[llm.API]string{
+	llm.APIAnthropic: "anthropic", llm.APIOpenAIChat: "openai-chat", llm.APIOpenAIResponses: "openai-responses",
+	llm.APIBedrock: "bedrock", llm.APIGemini: "gemini",
+}
+
+// workspaceDir makes a project with an agent whose prompt, resource file and
+// skill give every layout something to place.
+func workspaceDir(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	write := func(rel, s string) {
+		t.Helper()
+		p := filepath.Join(dir, rel)
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write("NOTES.md", "# Notes\nBuild with `make`; test with `make test`.\n")
+	write("main.go", "package main\n\nfunc main() {}\n")
+	write(".kiro/agents/dev.json", `{"name":"dev","prompt":"You are a careful developer.","resources":["file://NOTES.md"],`+
+		`"tools":["*"],"allowedTools":["*"]}`)
+	return dir
+}
+
+// The body `run` sends equals the body `render` prints, for every layout and
+// every wire API: on the first turn, and on a later prompt of the same stored
+// session after a tool round-trip (render --session). Both go through the
+// runtime's one loop and the provider's real SDK; the sent bodies are
+// captured by a loopback server.
+func TestRunSendsWhatRenderShows(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, layout := range prompt.Names() {
+		for _, api := range llm.APIs {
+			t.Run(layout+"/"+string(api), func(t *testing.T) {
+				dir := workspaceDir(t)
+				script := []replay.Reply{
+					{Blocks: []llm.Block{{Type: llm.BlockToolUse, ID: "call_1", Name: "glob", Input: json.RawMessage(`{"pattern":"*.go"}`)}}},
+					{Blocks: []llm.Block{llm.TextBlock("There is one Go file: main.go.")}},
+					{Blocks: []llm.Block{llm.TextBlock("Nothing else.")}},
+				}
+				var responses []replay.Response
+				for _, r := range script {
+					resp, err := replay.Turn(api, r)
+					if err != nil {
+						t.Fatal(err)
+					}
+					responses = append(responses, resp)
+				}
+				srv, err := replay.NewServer(responses...)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer srv.Close()
+				store := session.NewMemory()
+				open := func() *strata.Workspace {
+					ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, Agent: "dev", Layout: layout,
+						ProviderName: providerFor[api], APIKey: "test", BaseURL: srv.URL(), Model: "test-model",
+						Mode: agent.ModeAll, Store: store, Now: func() time.Time { return now },
+						Params: llm.Params{MaxTokens: 1024}})
+					if err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { ws.Close() })
+					return ws
+				}
+				t.Setenv("AWS_REGION", "us-east-1")
+				ws := open()
+
+				first, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: "which Go files are there?"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s, err := ws.NewSession(context.Background(), strata.SessionOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s.Prompt(context.Background(), "which Go files are there?"); err != nil {
+					t.Fatal(err)
+				}
+				if err := s.Close(); err != nil {
+					t.Fatal(err)
+				}
+				// render --session in a new process: a new workspace on the same store.
+				later, err := open().Render(context.Background(), strata.RenderOptions{Session: s.ID(), Prompt: "anything else?"})
+				if err != nil {
+					t.Fatal(err)
+				}
+				s2, err := open().ResumeSession(context.Background(), s.ID(), strata.SessionOptions{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				if _, err := s2.Prompt(context.Background(), "anything else?"); err != nil {
+					t.Fatal(err)
+				}
+				s2.Close()
+
+				got := srv.Received()
+				if len(got) != 3 {
+					t.Fatalf("the provider got %d requests; want 3", len(got))
+				}
+				if string(got[0].Body) != string(first.Body) {
+					t.Errorf("first turn: run sent\n%s\nrender shows\n%s", got[0].Body, first.Body)
+				}
+				if !strings.Contains(string(got[1].Body), "main.go") {
+					t.Errorf("the request after the glob call carries no tool result naming main.go:\n%s", got[1].Body)
+				}
+				if string(got[2].Body) != string(later.Body) {
+					t.Errorf("after a tool round-trip: run sent\n%s\nrender --session shows\n%s", got[2].Body, later.Body)
+				}
+				if gotPath, wantURL := got[2].Path, later.URL; !strings.HasSuffix(wantURL, gotPath) {
+					t.Errorf("run sent to %s, render shows %s", gotPath, wantURL)
+				}
+			})
+		}
+	}
+}

@@ -1,0 +1,438 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"iter"
+	"slices"
+	"sync"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/mcp"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/tool"
+)
+
+// SessionOptions configure one Session. The zero value uses the workspace's
+// directory, mode and approver.
+type SessionOptions struct {
+	// Cwd is the directory the session's tools run in ("" = the workspace's
+	// Dir). An ACP client sends its own.
+	Cwd string
+	// Mode and Approver override the workspace's for this session.
+	Mode     agent.Mode
+	Approver agent.Approver
+	// OnEvent observes every event of the session's loops, including
+	// sub-agents', on its own goroutine in emission order (event.Bus
+	// Subscribe; Close waits until it has seen every event).
+	OnEvent event.Observer
+	// OnEventSync observes every event inline, before the loop goes on
+	// (event.Bus SubscribeSync): for observers whose side effects must be in
+	// order with the loop's, such as a protocol that streams updates before
+	// answering a request. It must not block for long.
+	OnEventSync event.Observer
+	// MCPServers are extra MCP servers for this session only (an ACP
+	// client's), launched beside the agent's and terminated by Close.
+	MCPServers []config.NamedMCPServer
+	// Editor and Terminal let tools read/write files and run commands
+	// through a client (ACP fs/* and terminal/* methods); nil = directly.
+	Editor   tool.Editor
+	Terminal tool.Terminal
+	// Title names a new session in the store ("" = the first prompt).
+	Title string
+}
+
+// Session is one conversation with the workspace's agent: a loop (with its
+// own layout instance), an event bus, and a recorder writing every
+// completed step to the workspace's store. Prompt, Stream and ResumePending
+// run one at a time; Steer, SetMode and Subscribe may be called from any
+// goroutine.
+type Session struct {
+	ws      *Workspace
+	id      string
+	agent   *agent.Agent
+	bus     *event.Bus
+	rec     *session.Recorder
+	mcp     []*mcp.Manager
+	release func()
+
+	pending     []llm.Block
+	pendingTurn int
+
+	mu      sync.Mutex
+	syncObs []*event.Observer // Stream's and Subscribe's inline observers
+	closed  bool
+}
+
+// NewSession starts a new stored session with a new loop.
+func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session, error) {
+	return w.open(ctx, "", -1, o)
+}
+
+// ResumeSession continues the latest loop of the stored session id (a unique
+// prefix works): its history is restored, the layout replays it (so the
+// next request keeps the cached prefix), and Pending lists the tool calls a
+// crash cut off. An unknown id is a *ConfigError wrapping session.ErrNotFound.
+func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptions) (*Session, error) {
+	if id == "" {
+		return nil, configErrorf("resume: empty session id")
+	}
+	return w.open(ctx, id, -1, o)
+}
+
+// BranchSession starts a new loop in the stored session id from the history
+// up to and including turn afterTurn of its latest loop; the new loop's
+// first turn is triggered by event.TriggerBranch.
+func (w *Workspace) BranchSession(ctx context.Context, id string, afterTurn int, o SessionOptions) (*Session, error) {
+	if afterTurn < 0 {
+		return nil, configErrorf("branch: turn %d: want the index of a completed turn", afterTurn)
+	}
+	return w.open(ctx, id, afterTurn, o)
+}
+
+func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o SessionOptions) (s *Session, err error) {
+	w.mu.Lock()
+	closed := w.closed
+	w.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	prov, err := w.prov.client()
+	if err != nil {
+		return nil, err
+	}
+	s = &Session{ws: w, bus: event.NewBus(), release: func() {}}
+	defer func() {
+		if err != nil {
+			s.bus.Close()
+			s.release()
+		}
+	}()
+	if w.mcp != nil {
+		s.mcp = append(s.mcp, w.mcp)
+	}
+	cwd := o.Cwd
+	if cwd == "" {
+		cwd = w.dir
+	}
+	var extra []tool.Tool
+	if len(o.MCPServers) > 0 {
+		m := launchMCP(context.WithoutCancel(ctx), o.MCPServers, cwd, w.opts)
+		s.release, s.mcp = m.Terminate, append(s.mcp, m)
+		for _, t := range m.Tools() {
+			extra = append(extra, t)
+		}
+	}
+	env := w.env(cwd)
+	env.Editor, env.Terminal = o.Editor, o.Terminal
+	mode, approver := w.opts.Mode, w.opts.Approver
+	if o.Mode != "" {
+		mode = o.Mode
+	}
+	if o.Approver != nil {
+		approver = o.Approver
+	}
+	cfg, err := w.loopConfig(prov, env, s.bus, mode, approver, extra)
+	if err != nil {
+		return nil, err
+	}
+	if id == "" {
+		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.name,
+			Model: w.prov.model, Layout: w.opts.Layout, Title: o.Title})
+		if err != nil {
+			return nil, err
+		}
+		s.id = st.ID
+		if s.agent, err = agent.New(cfg); err != nil {
+			return nil, err
+		}
+	} else if err := s.restore(ctx, cfg, id, branchAfter); err != nil {
+		return nil, err
+	}
+	s.rec = session.NewRecorder(w.store, s.id)
+	s.bus.SubscribeSync(s.rec.Observer())
+	if o.OnEventSync != nil {
+		s.bus.SubscribeSync(o.OnEventSync)
+	}
+	s.bus.SubscribeSync(s.dispatch)
+	if o.OnEvent != nil {
+		s.bus.Subscribe(o.OnEvent)
+	}
+	return s, nil
+}
+
+// restore loads the stored loop (or branches it) into s.
+func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, branchAfter int) error {
+	st := s.ws.store
+	d, err := st.LoadSession(ctx, id)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
+	}
+	s.id = d.ID
+	loop, err := st.LatestLoop(ctx, d.ID)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("session %s has no loop to continue: %w", d.ID, err)}
+	}
+	if branchAfter >= 0 {
+		nl := agent.NewID()
+		if err := st.Branch(ctx, d.ID, loop, branchAfter, nl); err != nil {
+			return &ConfigError{Err: fmt.Errorf("branch session %s at turn %d: %w", d.ID, branchAfter, err)}
+		}
+		loop = nl
+	}
+	hist, err := st.History(ctx, loop)
+	if err != nil {
+		return err
+	}
+	next, err := st.NextTurnIndex(ctx, loop)
+	if err != nil {
+		return err
+	}
+	if s.agent, err = agent.Restore(cfg, loop, hist, next); err != nil {
+		return err
+	}
+	if branchAfter >= 0 {
+		s.agent.SetFirstTrigger(event.TriggerBranch)
+		return nil
+	}
+	if s.pending, err = st.Pending(ctx, loop); err != nil {
+		return err
+	}
+	s.pendingTurn = next - 1
+	return nil
+}
+
+// loopConfig is the configuration of one loop of this workspace: a fresh
+// layout instance, the workspace's context template, tools (plus extra and
+// use_subagent), hooks and authority stack, on env and bus.
+func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus, mode agent.Mode, approver agent.Approver, extra []tool.Tool) (agent.Config, error) {
+	layout, err := prompt.Lookup(w.opts.Layout)
+	if err != nil {
+		return agent.Config{}, &ConfigError{Err: err}
+	}
+	o := w.opts
+	cfg := agent.Config{
+		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
+		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
+		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
+		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
+		Compaction: o.Compaction, Now: o.Now,
+	}
+	tools := append(slices.Clip(w.tools), extra...)
+	if w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName) {
+		child := cfg
+		child.Tools = tool.NewRegistry(tools...)
+		tools = append(tools, agent.SubAgentTool(w.newChild(child)))
+	}
+	cfg.Tools = tool.NewRegistry(tools...)
+	return cfg, nil
+}
+
+// newChild builds use_subagent's child loops: the parent's configuration
+// (same bus, so the child is observed and recorded) with a fresh layout
+// instance and without use_subagent.
+func (w *Workspace) newChild(child agent.Config) agent.NewChildFunc {
+	return func(_ context.Context, name string) (*agent.Agent, error) {
+		if name != "" && (w.agent.Config == nil || name != w.agent.Config.Name) {
+			return nil, fmt.Errorf("agent %q is not available: only the current agent runs as a sub-agent", name)
+		}
+		c := child
+		layout, err := prompt.Lookup(w.opts.Layout)
+		if err != nil {
+			return nil, err
+		}
+		c.Layout = layout
+		return agent.New(c)
+	}
+}
+
+// readOnlyBuiltins run without asking in allowlist mode when no agent config
+// says otherwise (they cannot change the workspace).
+var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true}
+
+// allowedTool is authority step 1: the agent's `tools` (nil = all).
+func (w *Workspace) allowedTool() func(string) bool {
+	cfg := w.agent.Config
+	if cfg == nil {
+		return nil
+	}
+	extra := w.extraNames()
+	return func(name string) bool { return extra[name] || cfg.ToolAllowed(w.configName(name)) }
+}
+
+// preApproved is the allowlist: Options.Tools, then the agent's allowedTools
+// (and kiro's default-trusted tools), else the read-only built-ins.
+func (w *Workspace) preApproved() func(llm.Block) bool {
+	cfg, extra := w.agent.Config, w.extraNames()
+	if cfg == nil {
+		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
+	}
+	return func(c llm.Block) bool { return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) }
+}
+
+func (w *Workspace) extraNames() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range w.opts.Tools {
+		m[t.Spec().Name] = true
+	}
+	return m
+}
+
+// env is the workspace policy for tools rooted at dir, with the agent's
+// toolsSettings paths and command patterns (kiro built-in-tools docs).
+func (w *Workspace) env(dir string) *tool.Env {
+	e := &tool.Env{Workdir: dir}
+	cfg := w.agent.Config
+	if cfg == nil {
+		return e
+	}
+	for _, name := range []string{"fs_read", "fs_write"} {
+		s := cfg.ToolSettings(name)
+		e.AllowedPaths = append(e.AllowedPaths, s.AllowedPaths...)
+		e.DeniedPaths = append(e.DeniedPaths, s.DeniedPaths...)
+	}
+	s := cfg.ToolSettings("execute_bash")
+	e.AllowedCommands, e.DeniedCommands = s.AllowedCommands, s.DeniedCommands
+	return e
+}
+
+// ID returns the stored session's id.
+func (s *Session) ID() string { return s.id }
+
+// LoopID returns the id of the session's current loop.
+func (s *Session) LoopID() string { return s.agent.LoopID() }
+
+// History returns the loop's conversation so far (shared; do not modify).
+func (s *Session) History() []llm.Message { return s.agent.History() }
+
+// Usage returns the summed usage of every model call of the loop.
+func (s *Session) Usage() llm.Usage { return s.agent.Usage() }
+
+// MCP returns the MCP managers whose tools and prompts the session offers:
+// the agent's, then the session's own (SessionOptions.MCPServers).
+func (s *Session) MCP() []*mcp.Manager { return s.mcp }
+
+// Pending returns the tool calls a crash cut off in a resumed session (nil
+// otherwise); ResumePending runs them.
+func (s *Session) Pending() []llm.Block { return s.pending }
+
+// ResumePending runs the tool calls Pending lists, records their results
+// and lets the model continue; with nothing pending it returns (nil, nil).
+func (s *Session) ResumePending(ctx context.Context) (*agent.Result, error) {
+	if len(s.pending) == 0 {
+		return nil, nil
+	}
+	p := s.pending
+	s.pending = nil
+	return s.agent.Resume(ctx, s.pendingTurn, p)
+}
+
+// Prompt runs one user turn: text (and attachments, e.g. image blocks) as
+// the user message, then model calls and tool calls until the model ends
+// its turn or a limit is hit. Errors are the loop's (agent.ErrMaxTurns,
+// agent.ErrDenied, a provider's *llm.APIError, ctx.Err(), …); ErrClosed
+// after Close.
+func (s *Session) Prompt(ctx context.Context, text string, attachments ...llm.Block) (*agent.Result, error) {
+	s.mu.Lock()
+	closed := s.closed
+	s.mu.Unlock()
+	if closed {
+		return nil, ErrClosed
+	}
+	return s.agent.PromptWith(ctx, text, attachments)
+}
+
+// Stream runs Prompt and yields its events as they happen, ending with the
+// prompt's error, if any (as a zero Event and the error). Breaking out of
+// the loop cancels the prompt; the iterator returns once the prompt has
+// stopped, leaving no goroutine behind. Events are delivered inline: the
+// loop waits while the range body runs.
+func (s *Session) Stream(ctx context.Context, text string, attachments ...llm.Block) iter.Seq2[event.Event, error] {
+	return func(yield func(event.Event, error) bool) {
+		ctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		ch := make(chan event.Event)
+		unsubscribe := s.subscribeSync(func(e event.Event) {
+			select {
+			case ch <- e:
+			case <-ctx.Done():
+			}
+		})
+		done := make(chan error, 1)
+		go func() {
+			_, err := s.Prompt(ctx, text, attachments...)
+			unsubscribe()
+			close(ch)
+			done <- err
+		}()
+		stopped := false
+		for e := range ch {
+			if !stopped && !yield(e, nil) {
+				stopped = true
+				cancel()
+			}
+		}
+		if err := <-done; err != nil && !stopped {
+			yield(event.Event{}, err)
+		}
+	}
+}
+
+// Subscribe adds an observer that runs inline for every event of the
+// session's loops from now on, until the returned function is called.
+func (s *Session) Subscribe(o event.Observer) (unsubscribe func()) { return s.subscribeSync(o) }
+
+func (s *Session) subscribeSync(o event.Observer) func() {
+	p := &o
+	s.mu.Lock()
+	s.syncObs = append(s.syncObs, p)
+	s.mu.Unlock()
+	return func() {
+		s.mu.Lock()
+		s.syncObs = slices.DeleteFunc(s.syncObs, func(q *event.Observer) bool { return q == p })
+		s.mu.Unlock()
+	}
+}
+
+// dispatch runs the Subscribe/Stream observers on e.
+func (s *Session) dispatch(e event.Event) {
+	s.mu.Lock()
+	obs := slices.Clone(s.syncObs)
+	s.mu.Unlock()
+	for _, o := range obs {
+		(*o)(e)
+	}
+}
+
+// Steer queues a steering message, added as a user message before the
+// running prompt's next model call (or the next prompt's first).
+func (s *Session) Steer(text string) { s.agent.Steer(text) }
+
+// SetMode changes the approval mode for the next prompts.
+func (s *Session) SetMode(m agent.Mode) { s.agent.SetMode(m) }
+
+// Close flushes the event observers, stops the session's own MCP servers
+// and returns the recorder's first write error (the session was then not
+// fully recorded), if any. Close is idempotent.
+func (s *Session) Close() error {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return nil
+	}
+	s.closed = true
+	s.mu.Unlock()
+	s.bus.Close()
+	s.release()
+	if err := s.rec.Err(); err != nil {
+		return fmt.Errorf("session %s was not fully recorded: %w", s.id, err)
+	}
+	return nil
+}
+
+var _ = errors.New

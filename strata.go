@@ -1,0 +1,377 @@
+// Package strata is the runtime of the strata turn engine: the one place
+// where a kiro / Amazon Q agent file (or strata's default agent), a provider,
+// a request layout, the tools and MCP servers, hooks, approvals and a session
+// store are put together into sessions you Prompt, observe and Close. The
+// CLI (`strata run`, `chat`, `acp`, `render`, `replay`, `sessions`) and Go
+// programs use it the same way:
+//
+//	ws, err := strata.Open(ctx, strata.Options{Agent: ".kiro/agents/coder.json"})
+//	if err != nil { … }
+//	defer ws.Close()
+//	s, err := ws.NewSession(ctx, strata.SessionOptions{})
+//	if err != nil { … }
+//	defer s.Close()
+//	res, err := s.Prompt(ctx, "what is in this directory?")
+//
+// A Workspace holds what every session of one agent shares: the loaded agent,
+// its MCP servers (launched once, terminated by Close), its hooks, the
+// provider and the store. A Session is one conversation: its own loop, event
+// bus, recorder and — always — its own layout instance (stateful layouts such
+// as cachefit keep per-conversation placement state; sharing one would move
+// another conversation's cached prefix). Sub-agents get fresh instances too.
+//
+// Every loop's request goes through the same code path whether it is sent
+// (Session.Prompt) or only shown (Workspace.Render): the layout receives the
+// provider's wire API (llm.Provider.API), and the request knobs
+// (Options.Params) are applied after assembly, so `strata render` prints
+// exactly what `strata run` sends.
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"sync"
+	"time"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/compact"
+	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/hooks"
+	"github.com/strata-agent/strata/internal/providers"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/mcp"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/tool"
+
+	_ "github.com/strata-agent/strata/prompt/cachefit" // register the layouts
+	_ "github.com/strata-agent/strata/prompt/flat"
+	_ "github.com/strata-agent/strata/prompt/kiro"
+	_ "github.com/strata-agent/strata/prompt/panels"
+	_ "github.com/strata-agent/strata/prompt/tiered"
+)
+
+// DefaultLayout is the layout used when Options.Layout is empty: cachefit,
+// the cheapest layout in every measurement of `strata bench cache` (README,
+// "What the layouts cost").
+const DefaultLayout = "cachefit"
+
+// Options configure a Workspace. The zero value is usable: strata's default
+// agent in the process's working directory, the provider chosen from the
+// environment (ANTHROPIC_API_KEY, then OPENAI_API_KEY), DefaultLayout,
+// allowlist approvals, sessions kept in memory.
+type Options struct {
+	// Dir is the workspace root the tools run in ("" = the process's working
+	// directory).
+	Dir string
+	// Agent is a kiro / Amazon Q agent file path or agent name (see
+	// ResolveAgent); "" runs strata's default agent: Instructions and every
+	// built-in tool.
+	Agent string
+	// Instructions replace DefaultInstructions for the default agent (no
+	// Agent). Ignored when Agent is set: the agent file's prompt applies.
+	Instructions string
+
+	// Provider, when set, is used as is (ProviderName, APIKey, BaseURL and
+	// Replay are ignored; Model is then required unless the agent file
+	// names one).
+	Provider llm.Provider
+	// ProviderName selects a provider by name (ProviderNames lists them);
+	// "" = the first of ANTHROPIC_API_KEY, OPENAI_API_KEY that is set.
+	ProviderName string
+	// APIKey and BaseURL override the provider's key and base URL variables.
+	APIKey, BaseURL string
+	// Replay, when non-empty, serves these responses on 127.0.0.1 to the
+	// provider's real SDK instead of calling the provider (offline runs and
+	// tests; see llm/replay). ProviderName must name their wire format.
+	Replay []replay.Response
+	// Model is the model id ("" = the agent file's model, else the
+	// provider's default).
+	Model string
+	// Params are the request knobs of every model call (output cap,
+	// temperature, reasoning, tool choice).
+	Params llm.Params
+
+	// Layout is the registered name of the request layout (prompt.Names);
+	// "" = DefaultLayout. Every loop gets a fresh instance.
+	Layout string
+
+	// Mode is the approval mode of new sessions ("" = agent.ModeAllowlist).
+	Mode agent.Mode
+	// Approver answers the approvals Mode leaves open (nil: they are
+	// rejected with a reason naming how to allow the call).
+	Approver agent.Approver
+
+	// Store records sessions (nil = session.NewMemory(): nothing outlives
+	// the process). The workspace does not close it.
+	Store session.Store
+
+	// Tools are extra tools offered beside the agent's; a tool named like a
+	// built-in replaces it. They run without approval in allowlist mode (the
+	// program chose them).
+	Tools []tool.Tool
+	// NoBuiltins offers no built-in tool (only Tools and MCP tools).
+	NoBuiltins bool
+	// DisableMCP does not launch the agent's MCP servers; DisableHooks runs
+	// none of its hooks (agentSpawn, userPromptSubmit, pre/postToolUse).
+	DisableMCP, DisableHooks bool
+	// Hooks are extra loop hooks (transform, guard, observer) run after the
+	// agent's own.
+	Hooks []agent.Hook
+	// BeforeTurn and AfterTurn are the Turn callbacks (docs/turn.md) of
+	// every loop.
+	BeforeTurn func(ctx context.Context, info agent.TurnInfo) error
+	AfterTurn  func(ctx context.Context, rec agent.TurnRecord)
+
+	// MaxTurns is the continuation limit per prompt (0 =
+	// agent.DefaultMaxTurns); MaxSessionTokens stops a loop once it used
+	// that many tokens (0 = no cap).
+	MaxTurns         int
+	MaxSessionTokens int64
+	// Compaction, when set, detaches old turns into frozen history chunks
+	// (compact.Default is the Context Pilot policy, docs/panels.md).
+	Compaction *compact.Policy
+	// Now is the clock of the request time layouts may print (nil =
+	// time.Now).
+	Now func() time.Time
+
+	// Warn receives warnings (missing resources, MCP servers that failed to
+	// launch, unknown tool names); nil logs them with slog.Warn.
+	Warn func(msg string)
+	// MCPStderr receives the MCP servers' stderr, each line prefixed with
+	// the server's name (nil = discarded).
+	MCPStderr io.Writer
+}
+
+// ConfigError is an error in the configuration a Workspace was given (an
+// unknown layout or provider, an invalid agent file, a missing API key): the
+// caller must change its input. The CLI exits with status 2 for it.
+type ConfigError struct{ Err error }
+
+func (e *ConfigError) Error() string { return e.Err.Error() }
+func (e *ConfigError) Unwrap() error { return e.Err }
+
+func configErrorf(format string, args ...any) error {
+	return &ConfigError{Err: fmt.Errorf(format, args...)}
+}
+
+// ErrClosed is returned by methods of a closed Workspace or Session.
+var ErrClosed = errors.New("strata: closed")
+
+// Workspace is an opened agent: the loaded configuration, its running MCP
+// servers and hooks, the provider and the session store. Its methods are
+// safe for concurrent use; each Session is one conversation.
+type Workspace struct {
+	opts     Options
+	dir      string
+	agent    *Agent // nil config for the default agent
+	tools    []tool.Tool
+	mcp      *mcp.Manager      // the agent's MCP servers; nil when none were launched
+	mcpNames map[string]string // model-facing name → "@server/tool"
+	hooks    []agent.Hook
+	prov     providerChoice
+	store    session.Store
+
+	mu      sync.Mutex
+	closed  bool
+	closers []func()
+}
+
+// Open loads the agent (resolving a name as kiro does), launches its MCP
+// servers and runs its agentSpawn hooks (unless disabled), and chooses the
+// provider. A server that fails to launch is a warning, as in kiro.
+// Configuration errors are *ConfigError. The caller must Close the
+// workspace.
+func Open(ctx context.Context, o Options) (*Workspace, error) {
+	if o.Layout == "" {
+		o.Layout = DefaultLayout
+	}
+	if _, err := prompt.Lookup(o.Layout); err != nil {
+		return nil, &ConfigError{Err: fmt.Errorf("layout: %w", err)}
+	}
+	switch o.Mode {
+	case "":
+		o.Mode = agent.ModeAllowlist
+	case agent.ModeAsk, agent.ModeAllowlist, agent.ModeAll:
+	default:
+		return nil, configErrorf("unknown approval mode %q (valid: ask, allowlist, all)", o.Mode)
+	}
+	if o.MaxTurns < 0 || o.MaxSessionTokens < 0 {
+		return nil, configErrorf("MaxTurns %d and MaxSessionTokens %d must not be negative", o.MaxTurns, o.MaxSessionTokens)
+	}
+	if o.Warn == nil {
+		o.Warn = func(msg string) { slog.Warn(msg) }
+	}
+	if o.Store == nil {
+		o.Store = session.NewMemory()
+	}
+	dir := o.Dir
+	if dir == "" {
+		var err error
+		if dir, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	w := &Workspace{opts: o, dir: dir, store: o.Store}
+	if err := w.loadAgent(ctx); err != nil {
+		w.Close()
+		return nil, err
+	}
+	model := ""
+	if w.agent.Config != nil {
+		model = w.agent.Config.Model
+	}
+	var err error
+	if w.prov, err = chooseProvider(o, model); err != nil {
+		w.Close()
+		return nil, err
+	}
+	w.closers = append(w.closers, w.prov.close)
+	reg := tool.NewRegistry(w.tools...)
+	if err := reg.Err(); err != nil {
+		w.Close()
+		return nil, &ConfigError{Err: err}
+	}
+	return w, nil
+}
+
+// loadAgent loads Options.Agent (or the default agent), then activates it:
+// MCP servers, agentSpawn hooks and the loop hooks.
+func (w *Workspace) loadAgent(ctx context.Context) error {
+	o := w.opts
+	if o.Agent == "" {
+		sys := o.Instructions
+		if sys == "" {
+			sys = DefaultInstructions
+		}
+		w.agent = &Agent{Context: prompt.Context{System: sys}}
+		if !o.NoBuiltins {
+			w.tools = tool.Builtins()
+		}
+		w.tools = override(w.tools, o.Tools)
+		return nil
+	}
+	path, err := ResolveAgent(w.dir, o.Agent)
+	if err != nil {
+		return err
+	}
+	if w.agent, err = LoadAgent(path, w.dir); err != nil {
+		return err
+	}
+	for _, wn := range w.agent.Warnings {
+		o.Warn(wn.String())
+	}
+	cfg := w.agent.Config
+	if !o.NoBuiltins {
+		for _, t := range tool.Builtins() {
+			if cfg.ToolAllowed(t.Spec().Name) {
+				w.tools = append(w.tools, t)
+			}
+		}
+	}
+	w.tools = override(w.tools, o.Tools)
+	w.mcpNames = map[string]string{}
+	if !o.DisableMCP && len(w.agent.Resolved.MCPServers) > 0 {
+		w.mcp = launchMCP(ctx, w.agent.Resolved.MCPServers, w.dir, o)
+		w.closers = append(w.closers, w.mcp.Terminate)
+		for _, t := range w.mcp.Tools() {
+			w.mcpNames[t.Spec().Name] = t.ConfigName()
+			if cfg.ToolAllowed(t.ConfigName()) {
+				w.tools = append(w.tools, t)
+			}
+		}
+	}
+	if !o.DisableHooks {
+		r := hooks.New(cfg, hooks.Options{Cwd: w.dir, ToolName: w.configName, Warn: o.Warn})
+		w.agent.Context.HookOutputs = append(w.agent.Context.HookOutputs, r.AgentSpawn(ctx)...)
+		w.hooks = r.Hooks()
+	}
+	return nil
+}
+
+// override returns tools with every tool of extra replacing the one of the
+// same name, and the rest of extra appended.
+func override(tools, extra []tool.Tool) []tool.Tool {
+	names := map[string]bool{}
+	for _, t := range extra {
+		names[t.Spec().Name] = true
+	}
+	var out []tool.Tool
+	for _, t := range tools {
+		if !names[t.Spec().Name] {
+			out = append(out, t)
+		}
+	}
+	return append(out, extra...)
+}
+
+// launchMCP starts servers (a failed launch is a warning) and freezes the
+// manager. The caller terminates it.
+func launchMCP(ctx context.Context, servers []config.NamedMCPServer, dir string, o Options) *mcp.Manager {
+	stderr := o.MCPStderr
+	if stderr == nil {
+		stderr = io.Discard
+	}
+	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}})
+	for _, s := range servers {
+		if err := m.LaunchServer(ctx, s.Name, s.Server); err != nil {
+			o.Warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
+		}
+	}
+	m.Freeze()
+	return m
+}
+
+// configName maps a model-facing tool name to the name agent configs use:
+// "@server/tool" for MCP tools, the name itself for built-ins.
+func (w *Workspace) configName(name string) string {
+	if n, ok := w.mcpNames[name]; ok {
+		return n
+	}
+	return name
+}
+
+// Dir returns the workspace root.
+func (w *Workspace) Dir() string { return w.dir }
+
+// AgentConfig returns the loaded agent; its Config is nil for strata's
+// default agent.
+func (w *Workspace) AgentConfig() *Agent { return w.agent }
+
+// ProviderName returns the name of the chosen provider ("anthropic", …, or
+// the Name of Options.Provider).
+func (w *Workspace) ProviderName() string { return w.prov.name }
+
+// Model returns the model id requests carry.
+func (w *Workspace) Model() string { return w.prov.model }
+
+// Layout returns the name of the workspace's layout.
+func (w *Workspace) Layout() string { return w.opts.Layout }
+
+// Store returns the session store.
+func (w *Workspace) Store() session.Store { return w.store }
+
+// MCP returns the agent's MCP manager (nil when the agent has no servers or
+// MCP is disabled).
+func (w *Workspace) MCP() *mcp.Manager { return w.mcp }
+
+// Close terminates the agent's MCP servers and stops the replay server, if
+// any. Sessions should be closed first. Close is idempotent.
+func (w *Workspace) Close() error {
+	w.mu.Lock()
+	closers := w.closers
+	w.closers, w.closed = nil, true
+	w.mu.Unlock()
+	for i := len(closers) - 1; i >= 0; i-- {
+		closers[i]()
+	}
+	return nil
+}
+
+// ProviderNames lists the providers Options.ProviderName accepts, sorted.
+func ProviderNames() []string { return providers.Names() }
