@@ -102,7 +102,7 @@ func mcpServers(in []sdk.McpServer) ([]config.NamedMCPServer, error) {
 // Server is an ACP agent serving strata sessions. Use Serve.
 type Server struct {
 	host  Host
-	store *session.Store
+	store session.Store
 	conn  *sdk.AgentSideConnection
 	out   *lockedWriter
 
@@ -141,7 +141,7 @@ func (x *sess) end() {
 // are not JSON objects are answered with JSON-RPC errors -32700/-32600 and
 // skipped (framing.go); the SDK answers unknown methods (-32601) and
 // undecodable params (-32602).
-func Serve(host Host, store *session.Store, mode agent.Mode, in io.Reader, out io.Writer) *Server {
+func Serve(host Host, store session.Store, mode agent.Mode, in io.Reader, out io.Writer) *Server {
 	s := &Server{host: host, store: store, mode: mode, sessions: map[string]*sess{}}
 	s.out = &lockedWriter{w: out}
 	s.conn = sdk.NewAgentSideConnection(s, s.out, filterLines(in, s.out))
@@ -202,7 +202,7 @@ func (s *Server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
-	st, err := s.store.CreateSession(session.SessionMeta{Cwd: p.Cwd})
+	st, err := s.store.CreateSession(ctx, session.SessionMeta{Cwd: p.Cwd})
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
 	}
@@ -226,15 +226,15 @@ func (s *Server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	loop, err := s.store.LatestLoop(id)
+	loop, err := s.store.LatestLoop(ctx, id)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
 	}
-	hist, err := s.store.History(loop)
+	hist, err := s.store.History(ctx, loop)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}
-	next, err := s.store.NextTurnIndex(loop)
+	next, err := s.store.NextTurnIndex(ctx, loop)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
 	}

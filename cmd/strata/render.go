@@ -100,7 +100,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	tools, agentModel := append(ld.tools, ld.subAgent(agent.Config{})...), ld.model // the tools run offers
 	pc := &ld.context
 	pc.Model, pc.MaxTokens, pc.API, pc.Now = f.model, f.maxTokens, spec.API, now.UnixMilli()
-	if pc.History, err = sessionHistory(f.db, f.session); err != nil {
+	if pc.History, err = sessionHistory(ctx, f.db, f.session); err != nil {
 		return err
 	}
 	pc.History = appendUserText(pc.History, text)
@@ -135,7 +135,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 
 // sessionHistory returns the history of the stored session id's latest loop
 // ("" = none) from the database at db ("" = session.DefaultPath()).
-func sessionHistory(db, id string) ([]llm.Message, error) {
+func sessionHistory(ctx context.Context, db, id string) ([]llm.Message, error) {
 	if id == "" {
 		return nil, nil
 	}
@@ -144,15 +144,15 @@ func sessionHistory(db, id string) ([]llm.Message, error) {
 		return nil, err
 	}
 	defer st.Close()
-	loop, err := st.LatestLoop(id)
+	loop, err := st.LatestLoop(ctx, id)
 	if err != nil {
 		return nil, usagef("--session %q: %v (see 'strata sessions list')", id, err)
 	}
-	return st.History(loop)
+	return st.History(ctx, loop)
 }
 
 // openStore opens the session database at path ("" = session.DefaultPath()).
-func openStore(path string) (*session.Store, error) {
+func openStore(path string) (*session.SQLite, error) {
 	if path == "" {
 		p, err := session.DefaultPath()
 		if err != nil {

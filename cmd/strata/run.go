@@ -157,7 +157,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		bus.Subscribe(out.observe)
 	}
 	cfg := rt.config(rt.ld.env(wd), bus, mode, approver)
-	rs, err := openRun(st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
+	rs, err := openRun(ctx, st, cfg, tg, session.SessionMeta{Cwd: wd, AgentFile: f.agentFile, Provider: prov.Name(), Model: model, Layout: f.layout})
 	if err != nil {
 		bus.Close()
 		return err
@@ -205,7 +205,7 @@ type runtime struct {
 	ld     *loaded
 	prov   llm.Provider
 	model  string
-	store  *session.Store
+	store  session.Store
 	closer []func()
 }
 

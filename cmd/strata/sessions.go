@@ -35,26 +35,26 @@ read/write tokens) and messages, one transaction per completed step.`,
 		Use:   "list",
 		Short: "List sessions, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := openStore(db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return listSessions(os.Stdout, st)
+			return listSessions(cmd.Context(), os.Stdout, st)
 		},
 	}
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a session's loops, turns (usage and cache figures) and messages",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return showSession(os.Stdout, st, args[0])
+			return showSession(cmd.Context(), os.Stdout, st, args[0])
 		},
 	}
 	cmd.AddCommand(list, show, newResumeCmd(&db), newBranchCmd(&db))
@@ -110,9 +110,9 @@ func newBranchCmd(db *string) *cobra.Command {
 
 // openRun creates a new session, or restores the target session's latest
 // loop (with its pending tool calls), or branches it.
-func openRun(st *session.Store, cfg agent.Config, tg target, meta session.SessionMeta) (*runSession, error) {
+func openRun(ctx context.Context, st session.Store, cfg agent.Config, tg target, meta session.SessionMeta) (*runSession, error) {
 	if tg.session == "" {
-		s, err := st.CreateSession(meta)
+		s, err := st.CreateSession(ctx, meta)
 		if err != nil {
 			return nil, err
 		}
@@ -122,26 +122,26 @@ func openRun(st *session.Store, cfg agent.Config, tg target, meta session.Sessio
 		}
 		return &runSession{id: s.ID, agent: a}, nil
 	}
-	d, err := st.LoadSession(tg.session)
+	d, err := st.LoadSession(ctx, tg.session)
 	if err != nil {
 		return nil, usagef("session %q: %v (see 'strata sessions list')", tg.session, err)
 	}
-	loop, err := st.LatestLoop(d.ID)
+	loop, err := st.LatestLoop(ctx, d.ID)
 	if err != nil {
 		return nil, usagef("session %s has no loop to continue: %v", d.ID, err)
 	}
 	if tg.branchFrom >= 0 {
 		nl := agent.NewID()
-		if err := st.Branch(d.ID, loop, tg.branchFrom, nl); err != nil {
+		if err := st.Branch(ctx, d.ID, loop, tg.branchFrom, nl); err != nil {
 			return nil, usagef("branch session %s at turn %d: %v", d.ID, tg.branchFrom, err)
 		}
 		loop = nl
 	}
-	hist, err := st.History(loop)
+	hist, err := st.History(ctx, loop)
 	if err != nil {
 		return nil, err
 	}
-	next, err := st.NextTurnIndex(loop)
+	next, err := st.NextTurnIndex(ctx, loop)
 	if err != nil {
 		return nil, err
 	}
@@ -154,15 +154,15 @@ func openRun(st *session.Store, cfg agent.Config, tg target, meta session.Sessio
 		a.SetFirstTrigger(event.TriggerBranch)
 		return rs, nil
 	}
-	if rs.pending, err = st.Pending(loop); err != nil {
+	if rs.pending, err = st.Pending(ctx, loop); err != nil {
 		return nil, err
 	}
 	rs.pendingTurn = next - 1
 	return rs, nil
 }
 
-func listSessions(w io.Writer, st *session.Store) error {
-	ss, err := st.ListSessions(0)
+func listSessions(ctx context.Context, w io.Writer, st session.Store) error {
+	ss, err := st.ListSessions(ctx, session.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -176,8 +176,8 @@ func listSessions(w io.Writer, st *session.Store) error {
 	return tw.Flush()
 }
 
-func showSession(w io.Writer, st *session.Store, id string) error {
-	d, err := st.LoadSession(id)
+func showSession(ctx context.Context, w io.Writer, st session.Store, id string) error {
+	d, err := st.LoadSession(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return usagef("no session %q (see 'strata sessions list')", id)
 	}
