@@ -142,7 +142,7 @@ func (r *Recorder) observe(ctx context.Context, e event.Event) error {
 	}
 	if e.Kind == event.TurnStart {
 		// A previous turn that never ended (dropped events) is abandoned:
-		// what it committed stays, what it buffered is lost.
+		// what it stored stays, what it buffered is lost.
 		ls.turn = &turnState{index: e.Turn.Index, trigger: e.Trigger, corr: e.CorrelationID, started: stamp(e.Time), resSeq: -1}
 		return nil
 	}

@@ -181,19 +181,22 @@ type LoopRecord struct {
 //     whose parent becomes LoopID (a sub-agent loop); another loop is left
 //     alone.
 //
-// Every Turn and Message in a Step has LoopID equal to the Step's.
+// A Step is valid when SessionID and LoopID are set, every Turn and Message in
+// it has the Step's LoopID, turns have a known TurnStatus and messages a
+// known Role (user, assistant) and MessageKind; WriteStep refuses others.
+// The Recorder builds Steps; other code rarely needs to.
 type Step struct {
-	SessionID   string // full id
-	LoopID      string // full id of the loop written to
-	Time        time.Time
-	Title       string
-	Loop        *Loop
-	InsertTurn  *Turn
-	UpdateTurn  *Turn
-	DropOutput  bool
-	Insert      []Message
-	Replace     []Message
-	ChildLoopID string
+	SessionID   string    // full id of the session the step belongs to
+	LoopID      string    // full id of the loop written to
+	Time        time.Time // the step's event time (UTC, kept in ms)
+	Title       string    // the session's title, if it has none yet; "" = none
+	Loop        *Loop     // create the loop if missing: only Trigger and CreatedAt are read
+	InsertTurn  *Turn     // a new turn record (every field stored)
+	UpdateTurn  *Turn     // the outcome of a stored turn (LoopID and Index name it)
+	DropOutput  bool      // delete UpdateTurn's output and tool_results parts
+	Insert      []Message // new message parts
+	Replace     []Message // new content for stored parts (Seq and Part name them)
+	ChildLoopID string    // a sub-agent loop started by this step's tool call; "" = none
 }
 
 // validate checks the invariants every Writer relies on.

@@ -149,11 +149,18 @@ func testBranch(t *testing.T, _ impl, s Store) {
 		} else if !strings.Contains(err.Error(), "main") && !strings.Contains(err.Error(), "b0") {
 			t.Errorf("%s: error does not name the loop: %v", name, err)
 		}
+		if notFound := name == "missing turn" || name == "other session"; notFound != errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: errors.Is(%v, ErrNotFound) = %v", name, err, !notFound)
+		}
+	}
+	if _, err := s.ReadLoop(ctx, "x1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a refused branch created its loop: %v", err)
 	}
 }
 
-// Readers (of this store and of a second handle on its data) run while a recorder
-// writes; none fails, and every History read is a state the loop was in.
+// Readers (of this store and of a second handle on its data) run while a
+// recorder writes; none fails, and every History read is a state the loop was
+// in.
 func TestConcurrentReadersWhileWriting(t *testing.T) { eachStore(t, testConcurrentReadersWhileWriting) }
 
 func testConcurrentReadersWhileWriting(t *testing.T, im impl, s Store) {
