@@ -352,7 +352,7 @@ func TestCancelMidStream(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer st.Close()
-	sess, _ := st.CreateSession(session.SessionMeta{})
+	sess, _ := st.CreateSession(t.Context(), session.SessionMeta{})
 	rs := session.NewRecorder(st, sess.ID)
 	bus.SubscribeSync(rs.Observer())
 	_, err = a.Prompt(ctx, "hi")
@@ -365,7 +365,7 @@ func TestCancelMidStream(t *testing.T) {
 	}
 	// The store holds the failed turn with its input and no assistant
 	// message: no half turn.
-	d, err := st.LoadSession(sess.ID)
+	d, err := st.LoadSession(t.Context(), sess.ID)
 	if err != nil || rs.Err() != nil {
 		t.Fatal(err, rs.Err())
 	}

@@ -5,7 +5,6 @@ package session
 // tools). It depends on llm/anthropic and tool compiling.
 
 import (
-	"context"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -22,6 +21,11 @@ import (
 )
 
 func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
+	eachStore(t, testRealAgentLoopRecordsItsHistory)
+}
+
+func testRealAgentLoopRecordsItsHistory(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
 	script, err := demo.Script()
 	if err != nil {
 		t.Fatal(err)
@@ -35,8 +39,7 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 	os.WriteFile(filepath.Join(ws, "README.md"), []byte("# hello from the workspace\nsecond line\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
 
-	s, _ := openTemp(t)
-	sess, err := s.CreateSession(SessionMeta{Cwd: ws, Provider: "anthropic", Model: demo.Model, Layout: "flat"})
+	sess, err := s.CreateSession(ctx, SessionMeta{Cwd: ws, Provider: "anthropic", Model: demo.Model, Layout: "flat"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -51,7 +54,7 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 		if e.Kind != event.ToolExecutionEnd {
 			return
 		}
-		h, err := s.History(e.Turn.LoopID)
+		h, err := s.History(ctx, e.Turn.LoopID)
 		if err != nil {
 			t.Errorf("history inside emit: %v", err)
 			return
@@ -72,7 +75,7 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	res, err := a.Prompt(context.Background(), "what is in this directory?")
+	res, err := a.Prompt(ctx, "what is in this directory?")
 	bus.Close()
 	if err != nil {
 		t.Fatal(err)
@@ -81,7 +84,7 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	h, err := s.History(a.LoopID())
+	h, err := s.History(ctx, a.LoopID())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +96,7 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 		t.Errorf("history has %d messages, want 6", len(h))
 	}
 
-	d, err := s.LoadSession(sess.ID)
+	d, err := s.LoadSession(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -123,11 +126,11 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 	if sum != a.Usage() {
 		t.Errorf("recorded usage %+v, agent usage %+v", sum, a.Usage())
 	}
-	list, _ := s.ListSessions(0)
+	list, _ := s.ListSessions(ctx, ListOptions{})
 	if len(list) != 1 || list[0].Usage != a.Usage() || list[0].Turns != 3 {
 		t.Errorf("summary %+v", list)
 	}
-	if p, _ := s.Pending(a.LoopID()); p != nil {
+	if p, _ := s.Pending(ctx, a.LoopID()); p != nil {
 		t.Errorf("pending after a finished loop: %+v", p)
 	}
 }

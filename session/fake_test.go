@@ -169,23 +169,73 @@ func mainScript(loopID string) *fakeAgent {
 	return a
 }
 
-func openTemp(t *testing.T) (*Store, string) {
+// impl is one Store implementation under the shared behavioural tests.
+type impl struct {
+	name string
+	open func(t *testing.T) Store // an empty store, closed when the test ends
+	// crash stands for the process dying after its last write (no Close of
+	// anything, nothing flushed by hand) and a new one starting: it returns
+	// a store holding what survived.
+	crash func(t *testing.T, s Store) Store
+	// second returns another handle on s's data, as another process would
+	// open it (SQLite) or the same store (Memory).
+	second func(t *testing.T, s Store) Store
+}
+
+var impls = []impl{
+	{
+		name: "sqlite",
+		open: func(t *testing.T) Store { s, _ := openTemp(t); return s },
+		crash: func(t *testing.T, s Store) Store {
+			t.Helper()
+			s.Close()
+			return openPath(t, s.(*SQLite).Path())
+		},
+		second: func(t *testing.T, s Store) Store { t.Helper(); return openPath(t, s.(*SQLite).Path()) },
+	},
+	{
+		name: "memory",
+		open: func(t *testing.T) Store {
+			s := NewMemory()
+			t.Cleanup(func() { s.Close() })
+			return s
+		},
+		crash:  func(_ *testing.T, s Store) Store { return s },
+		second: func(_ *testing.T, s Store) Store { return s },
+	},
+}
+
+// eachStore runs f as a subtest per implementation, on a new empty store.
+func eachStore(t *testing.T, f func(t *testing.T, im impl, s Store)) {
+	t.Helper()
+	for _, im := range impls {
+		t.Run(im.name, func(t *testing.T) { f(t, im, im.open(t)) })
+	}
+}
+
+func openTemp(t *testing.T) (*SQLite, string) {
 	t.Helper()
 	path := filepath.Join(t.TempDir(), "strata.db")
+	return openPath(t, path), path
+}
+
+// openPath opens the database at path, closed when the test ends.
+func openPath(t *testing.T, path string) *SQLite {
+	t.Helper()
 	s, err := Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { s.Close() })
-	return s, path
+	return s
 }
 
 // feed passes events to a new recorder for session sid and fails on error.
-func feed(t *testing.T, s *Store, sid string, evs []event.Event) *Recorder {
+func feed(t *testing.T, s Store, sid string, evs []event.Event) *Recorder {
 	t.Helper()
 	r := NewRecorder(s, sid)
 	for _, e := range evs {
-		if err := r.Observe(e); err != nil {
+		if err := r.Observe(t.Context(), e); err != nil {
 			t.Fatalf("observe %s seq %d: %v", e.Kind, e.Seq, err)
 		}
 	}

@@ -25,7 +25,7 @@ func TestRecorderSurvivesSIGKILL(t *testing.T) {
 		cut, _ := strconv.Atoi(os.Getenv("STRATA_SESSION_KILL_CUT"))
 		r := NewRecorder(s, os.Getenv("STRATA_SESSION_KILL_SID"))
 		for _, e := range mainScript("killed").ev[:cut] {
-			if r.Observe(e) != nil {
+			if r.Observe(t.Context(), e) != nil {
 				os.Exit(4)
 			}
 		}
@@ -40,7 +40,7 @@ func TestRecorderSurvivesSIGKILL(t *testing.T) {
 		}
 	}
 	s, path := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+	sess, _ := s.CreateSession(t.Context(), SessionMeta{})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRecorderSurvivesSIGKILL$")
 	cmd.Env = append(os.Environ(), "STRATA_SESSION_KILL_DB="+path, "STRATA_SESSION_KILL_SID="+sess.ID,
 		"STRATA_SESSION_KILL_CUT="+strconv.Itoa(cut))
@@ -54,12 +54,12 @@ func TestRecorderSurvivesSIGKILL(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer s.Close()
-	h, err := s.History("killed")
+	h, err := s.History(t.Context(), "killed")
 	if err != nil {
 		t.Fatal(err)
 	}
 	jsonEq(t, "history after SIGKILL", h, a.snap[cut-1])
-	p, err := s.Pending("killed")
+	p, err := s.Pending(t.Context(), "killed")
 	if err != nil || len(p) != 2 || p[0].ID != "t0-1" || p[1].ID != "t0-2" {
 		t.Fatalf("pending after SIGKILL: %+v %v", p, err)
 	}

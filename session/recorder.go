@@ -2,7 +2,6 @@ package session
 
 import (
 	"context"
-	"database/sql"
 	"errors"
 	"fmt"
 	"sync"
@@ -13,11 +12,11 @@ import (
 )
 
 // Recorder materializes turn records from one session's agent-loop events
-// (seed 003 SessionRecorder) and writes them to a Store, one transaction per
-// completed step:
+// (seed 003 SessionRecorder) and writes them to a Store, one Step (an atomic
+// Writer.WriteStep) per completed step:
 //
 //  1. the turn's assistant message_end (the model call completed): the turn
-//     row (in_progress), the turn's input messages and the assistant message;
+//     record (in_progress), the turn's input messages and the assistant message;
 //  2. each tool_execution_end: that tool's result, appended to the turn's
 //     tool_results message (a crash after 2 of 3 tools keeps 2);
 //  3. turn_end: the turn marked completed with its usage and end time, or
@@ -33,11 +32,15 @@ import (
 // Recorder adds the same is_error results the loop does at turn_end.
 //
 // Feed it every event of the session's loops, in emission order and
-// synchronously (event.Bus.SubscribeSync), so each step is on disk before the
-// loop takes the next one. Events of several loops (sub-agents) may
+// synchronously (event.Bus.SubscribeSync), so each step is stored (on disk,
+// for SQLite) before the loop takes the next one. Events of several loops (sub-agents) may
 // interleave. Safe for concurrent use, though events must arrive in order.
+//
+// The Recorder is where the event→record rules live, for every Store: it
+// reads a loop's stored tail once (Writer.ReadLoop) and from then on knows
+// where each message part goes, so the Store only applies Steps.
 type Recorder struct {
-	store     *Store
+	store     Store
 	sessionID string
 
 	mu    sync.Mutex
@@ -48,9 +51,9 @@ type Recorder struct {
 
 // loopState mirrors the tail of a loop's stored history, so that the Recorder
 // can place a new message (or merge it into the last user message) without
-// reading the database, plus the turn in progress.
+// reading the store, plus the turn in progress.
 type loopState struct {
-	ensured bool // the loops row exists and belongs to the session
+	ensured bool // the loop is stored and belongs to the session
 	tail
 	turn *turnState
 }
@@ -69,7 +72,7 @@ type turnState struct {
 	corr    string
 	started time.Time
 	inputs  []llm.Message // buffered until the model step is written
-	written bool          // step 1 committed (turn row exists)
+	written bool          // step 1 stored (the turn record exists)
 	calls   []llm.Block   // tool_use blocks of the stored assistant message
 	resSeq  int           // seq/part of the tool_results part; resSeq -1 when none
 	resPart int
@@ -81,14 +84,16 @@ type turnState struct {
 // NewRecorder returns a recorder writing the events of session sessionID (a
 // full id, as returned by CreateSession) to store. Observe fails if the
 // session does not exist.
-func NewRecorder(store *Store, sessionID string) *Recorder {
+func NewRecorder(store Store, sessionID string) *Recorder {
 	return &Recorder{store: store, sessionID: sessionID, loops: map[string]*loopState{}}
 }
 
 // Observer returns an event.Observer for event.Bus.SubscribeSync that passes
-// each event to Observe and keeps the first error for Err.
+// each event to Observe and keeps the first error for Err. Its writes use a
+// context that is never cancelled: the turn_end of a turn the user cancelled
+// must still be stored.
 func (r *Recorder) Observer() event.Observer {
-	return func(e event.Event) { _ = r.Observe(e) }
+	return func(e event.Event) { _ = r.Observe(context.Background(), e) }
 }
 
 // Err returns the first error Observe returned, or nil.
@@ -99,14 +104,15 @@ func (r *Recorder) Err() error {
 }
 
 // Observe consumes one event. Events that close a step (assistant message_end,
-// tool_execution_end, turn_end) commit a transaction before Observe returns;
-// the others only update the Recorder's memory or are ignored. An error
-// (an event out of order, a missing session, a database failure) leaves the
-// store at the last committed step; the first one is also kept for Err.
-func (r *Recorder) Observe(e event.Event) error {
+// tool_execution_end, turn_end) write a Step before Observe returns; the
+// others only update the Recorder's memory or are ignored. ctx bounds the
+// store calls. An error (an event out of order, a missing session, a store
+// failure) leaves the store at the last stored step; the first one is also
+// kept for Err.
+func (r *Recorder) Observe(ctx context.Context, e event.Event) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	err := r.observe(e)
+	err := r.observe(ctx, e)
 	if err != nil {
 		err = fmt.Errorf("session: record %s (seq %d) in session %s: %w", e.Kind, e.Seq, r.sessionID, err)
 		if r.err == nil {
@@ -116,7 +122,7 @@ func (r *Recorder) Observe(e event.Event) error {
 	return err
 }
 
-func (r *Recorder) observe(e event.Event) error {
+func (r *Recorder) observe(ctx context.Context, e event.Event) error {
 	switch e.Kind {
 	case event.SessionTurnStart:
 		if l := firstLine(e.Text); l != "" {
@@ -130,14 +136,13 @@ func (r *Recorder) observe(e event.Event) error {
 	if e.Turn == nil || e.Turn.LoopID == "" {
 		return errors.New("event has no turn id")
 	}
-	ctx := context.Background()
 	ls, err := r.loop(ctx, e.Turn.LoopID)
 	if err != nil {
 		return err
 	}
 	if e.Kind == event.TurnStart {
 		// A previous turn that never ended (dropped events) is abandoned:
-		// what it committed stays, what it buffered is lost.
+		// what it stored stays, what it buffered is lost.
 		ls.turn = &turnState{index: e.Turn.Index, trigger: e.Trigger, corr: e.CorrelationID, started: stamp(e.Time), resSeq: -1}
 		return nil
 	}
@@ -183,38 +188,37 @@ func (r *Recorder) loop(ctx context.Context, loopID string) (*loopState, error) 
 		return ls, nil
 	}
 	ls := &loopState{}
-	if err := ls.tail.load(ctx, r.store.db, loopID); err != nil {
-		return nil, fmt.Errorf("loop %s: %w", loopID, err)
+	if err := ls.tail.load(ctx, r.store, loopID); err != nil {
+		return nil, err
 	}
 	r.loops[loopID] = ls
 	return ls, nil
 }
 
-// load reads the last history message of loopID (if any).
-func (ls *tail) load(ctx context.Context, q queryer, loopID string) error {
-	rows, err := q.QueryContext(ctx, `SELECT seq, role, content FROM messages WHERE loop_id = ?1
-		AND seq = (SELECT max(seq) FROM messages WHERE loop_id = ?1) ORDER BY part`, loopID)
+// readLoop reads loopID's record; a loop not stored yet is an empty record.
+func readLoop(ctx context.Context, w Writer, loopID string) (*LoopRecord, error) {
+	rec, err := w.ReadLoop(ctx, loopID)
+	if errors.Is(err, ErrNotFound) {
+		return &LoopRecord{Loop: Loop{ID: loopID, BranchedFromTurn: -1}}, nil
+	}
+	return rec, err
+}
+
+// load sets tl to the end of loopID's stored history.
+func (tl *tail) load(ctx context.Context, w Writer, loopID string) error {
+	rec, err := readLoop(ctx, w, loopID)
 	if err != nil {
 		return err
 	}
-	defer rows.Close()
-	ls.nextSeq, ls.lastRole, ls.lastParts, ls.last = 0, "", 0, nil
-	for rows.Next() {
-		var seq int
-		var role llm.Role
-		var content string
-		if err := rows.Scan(&seq, &role, &content); err != nil {
-			return err
+	*tl = tail{}
+	for _, m := range rec.Messages {
+		if m.Seq+1 != tl.nextSeq {
+			*tl = tail{nextSeq: m.Seq + 1, lastRole: m.Role}
 		}
-		blocks, err := decodeBlocks(content)
-		if err != nil {
-			return fmt.Errorf("message %d: %w", seq, err)
-		}
-		ls.nextSeq, ls.lastRole = seq+1, role
-		ls.lastParts++
-		ls.last = append(ls.last, blocks...)
+		tl.lastParts++
+		tl.last = append(tl.last, m.Content...)
 	}
-	return rows.Err()
+	return nil
 }
 
 // turn returns the in-memory turn e belongs to, or rebuilds an in-progress
@@ -227,47 +231,29 @@ func (r *Recorder) turn(ctx context.Context, ls *loopState, e event.Event) (*tur
 	if e.Kind == event.MessageEnd || e.Kind == event.ProviderResponse {
 		return nil, fmt.Errorf("turn %d of loop %s: no turn_start seen", e.Turn.Index, e.Turn.LoopID)
 	}
-	t := &turnState{index: e.Turn.Index, written: true, resSeq: -1}
-	var started int64
-	var status string
-	var u llm.Usage
-	err := r.store.db.QueryRowContext(ctx, `SELECT triggered_by, correlation_id, status, stop_reason, started_at,
-		input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens
-		FROM turns WHERE loop_id = ? AND turn_index = ?`, e.Turn.LoopID, e.Turn.Index).
-		Scan(&t.trigger, &t.corr, &status, &t.stop, &started, &u.Input, &u.Output, &u.Reasoning, &u.CacheRead, &u.CacheWrite, &u.Total)
-	t.usage = &u // the model call's usage, kept when a resume ends the turn
-	if errors.Is(err, sql.ErrNoRows) || (err == nil && status != string(TurnInProgress)) {
+	rec, err := readLoop(ctx, r.store, e.Turn.LoopID)
+	if err != nil {
+		return nil, err
+	}
+	var t *turnState
+	for _, tr := range rec.Turns {
+		if tr.Index == e.Turn.Index && tr.Status == TurnInProgress {
+			u := tr.Usage // the model call's usage, kept when a resume ends the turn
+			t = &turnState{index: tr.Index, trigger: tr.TriggeredBy, corr: tr.CorrelationID, started: tr.StartedAt,
+				written: true, resSeq: -1, usage: &u, stop: tr.StopReason}
+		}
+	}
+	if t == nil {
 		return nil, fmt.Errorf("turn %d of loop %s: no turn_start seen and no turn in progress stored", e.Turn.Index, e.Turn.LoopID)
 	}
-	if err != nil {
-		return nil, fmt.Errorf("turn %d of loop %s: %w", e.Turn.Index, e.Turn.LoopID, err)
-	}
-	t.started = fromMS(started)
-	rows, err := r.store.db.QueryContext(ctx, `SELECT seq, part, kind, content FROM messages
-		WHERE loop_id = ? AND turn_index = ? AND kind IN ('output', 'tool_results') ORDER BY seq, part`, e.Turn.LoopID, e.Turn.Index)
-	if err != nil {
-		return nil, fmt.Errorf("turn %d of loop %s: %w", e.Turn.Index, e.Turn.LoopID, err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var seq, part int
-		var kind MessageKind
-		var content string
-		if err := rows.Scan(&seq, &part, &kind, &content); err != nil {
-			return nil, fmt.Errorf("turn %d of loop %s: %w", e.Turn.Index, e.Turn.LoopID, err)
+	for _, m := range rec.Messages {
+		switch {
+		case m.TurnIndex != t.index:
+		case m.Kind == KindOutput:
+			t.calls = llm.Message{Content: m.Content}.ToolUses()
+		case m.Kind == KindToolResults:
+			t.resSeq, t.resPart, t.results = m.Seq, m.Part, m.Content
 		}
-		blocks, err := decodeBlocks(content)
-		if err != nil {
-			return nil, fmt.Errorf("turn %d of loop %s: %w", e.Turn.Index, e.Turn.LoopID, err)
-		}
-		if kind == KindOutput {
-			t.calls = llm.Message{Content: blocks}.ToolUses()
-		} else {
-			t.resSeq, t.resPart, t.results = seq, part, blocks
-		}
-	}
-	if err := rows.Err(); err != nil {
-		return nil, fmt.Errorf("turn %d of loop %s: %w", e.Turn.Index, e.Turn.LoopID, err)
 	}
 	ls.turn = t
 	return t, nil

@@ -12,15 +12,19 @@ import (
 // The whole scripted session, recorded: History equals the agent's history
 // (merges included), and each turn record matches its events.
 func TestRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T) {
-	s, _ := openTemp(t)
-	sess, err := s.CreateSession(SessionMeta{Cwd: "/w", Provider: "fake", Model: "m"})
+	eachStore(t, testRecorderMultiTurnMatchesHistoryAndEvents)
+}
+
+func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	sess, err := s.CreateSession(ctx, SessionMeta{Cwd: "/w", Provider: "fake", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	a := mainScript("loop1")
 	feed(t, s, sess.ID, a.ev)
 
-	h, err := s.History("loop1")
+	h, err := s.History(ctx, "loop1")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,7 +38,7 @@ func TestRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T) {
 		t.Errorf("merged prompt message: %q", got)
 	}
 
-	d, err := s.LoadSession(sess.ID[:6])
+	d, err := s.LoadSession(ctx, sess.ID[:6])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -85,39 +89,40 @@ func TestRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T) {
 		t.Errorf("last part %+v", n)
 	}
 
-	list, err := s.ListSessions(0)
+	list, err := s.ListSessions(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].Turns != 6 || list[0].Usage != sum || list[0].Usage.CacheRead != 740 || list[0].Usage.CacheWrite != 55 {
 		t.Errorf("summary %+v, want 6 turns and usage %+v", list, sum)
 	}
-	if p, err := s.Pending("loop1"); err != nil || p != nil {
+	if p, err := s.Pending(ctx, "loop1"); err != nil || p != nil {
 		t.Errorf("pending after a finished session: %v %v", p, err)
 	}
-	if n, err := s.NextTurnIndex("loop1"); err != nil || n != 6 {
+	if n, err := s.NextTurnIndex(ctx, "loop1"); err != nil || n != 6 {
 		t.Errorf("next turn index %d %v", n, err)
 	}
 }
 
 // A crash after any event leaves exactly the completed steps: for every cut
-// point, a fresh process reopening the file sees the history the agent held
+// point, a fresh process reopening the store sees the history the agent held
 // at the last completed step (never a half-written turn).
-func TestRecorderCrashAtEveryEvent(t *testing.T) {
+func TestRecorderCrashAtEveryEvent(t *testing.T) { eachStore(t, testRecorderCrashAtEveryEvent) }
+
+func testRecorderCrashAtEveryEvent(t *testing.T, im impl, s Store) {
+	ctx := t.Context()
 	a := mainScript("loopc")
 	for k := 0; k <= len(a.ev); k++ {
-		s, path := openTemp(t)
-		sess, err := s.CreateSession(SessionMeta{})
+		if k > 0 {
+			s = im.open(t)
+		}
+		sess, err := s.CreateSession(ctx, SessionMeta{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		feed(t, s, sess.ID, a.ev[:k])
-		s.Close() // the process dies; nothing else is flushed
-		s2, err := Open(path)
-		if err != nil {
-			t.Fatal(err)
-		}
-		h, err := s2.History("loopc")
+		s2 := im.crash(t, s)
+		h, err := s2.History(ctx, "loopc")
 		if errors.Is(err, ErrNotFound) {
 			h, err = nil, nil
 		}
@@ -140,7 +145,10 @@ func TestRecorderCrashAtEveryEvent(t *testing.T) {
 
 // A crash after 2 of 3 tools: the two results are kept, the turn stays in
 // progress with the model call's usage, and Pending names the third call.
-func TestRecorderCrashMidTools(t *testing.T) {
+func TestRecorderCrashMidTools(t *testing.T) { eachStore(t, testRecorderCrashMidTools) }
+
+func testRecorderCrashMidTools(t *testing.T, im impl, s Store) {
+	ctx := t.Context()
 	a := mainScript("loopm")
 	cut := 0
 	for i, e := range a.ev {
@@ -148,27 +156,21 @@ func TestRecorderCrashMidTools(t *testing.T) {
 			cut = i + 1
 		}
 	}
-	s, path := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	feed(t, s, sess.ID, a.ev[:cut+1]) // + the third tool's start
-	s.Close()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	h, err := s.History("loopm")
+	s = im.crash(t, s)
+	h, err := s.History(ctx, "loopm")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(h) != 3 || len(h[2].Content) != 2 || h[2].Content[1].ID != "t0-1" {
 		t.Fatalf("history after crash: %+v", h)
 	}
-	p, err := s.Pending("loopm")
+	p, err := s.Pending(ctx, "loopm")
 	if err != nil || len(p) != 1 || p[0].ID != "t0-2" || p[0].Name != "grep" {
 		t.Fatalf("pending = %+v, %v; want the grep call t0-2", p, err)
 	}
-	d, _ := s.LoadSession(sess.ID)
+	d, _ := s.LoadSession(ctx, sess.ID)
 	if tr := d.Turns[0]; tr.Status != TurnInProgress || tr.Usage != usage(100, 20, 0, 50) || !tr.EndedAt.IsZero() {
 		t.Errorf("turn after crash: %+v", tr)
 	}
@@ -186,12 +188,12 @@ func TestRecorderCrashMidTools(t *testing.T) {
 		}
 	}
 	feed(t, s, sess.ID, tail)
-	if p, _ := s.Pending("loopm"); p != nil {
+	if p, _ := s.Pending(ctx, "loopm"); p != nil {
 		t.Errorf("pending after resume: %+v", p)
 	}
-	h, _ = s.History("loopm")
+	h, _ = s.History(ctx, "loopm")
 	jsonEq(t, "history after resumed turn", h, a.snap[cut+len(tail)+1])
-	d, _ = s.LoadSession(sess.ID)
+	d, _ = s.LoadSession(ctx, sess.ID)
 	if d.Turns[0].Status != TurnCompleted {
 		t.Errorf("resumed turn status %s", d.Turns[0].Status)
 	}
@@ -199,7 +201,10 @@ func TestRecorderCrashMidTools(t *testing.T) {
 
 // A crash mid-stream loses the turn's input too (it was never committed) and
 // nothing of the call; the previous turn is intact.
-func TestRecorderCrashMidStream(t *testing.T) {
+func TestRecorderCrashMidStream(t *testing.T) { eachStore(t, testRecorderCrashMidStream) }
+
+func testRecorderCrashMidStream(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
 	a := mainScript("loops")
 	cut := 0
 	for i, e := range a.ev {
@@ -208,14 +213,13 @@ func TestRecorderCrashMidStream(t *testing.T) {
 			break
 		}
 	}
-	s, _ := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	feed(t, s, sess.ID, a.ev[:cut])
-	d, _ := s.LoadSession(sess.ID)
+	d, _ := s.LoadSession(ctx, sess.ID)
 	if len(d.Turns) != 1 || d.Turns[0].Status != TurnCompleted {
 		t.Fatalf("turns: %+v", d.Turns)
 	}
-	if p, _ := s.Pending("loops"); p != nil {
+	if p, _ := s.Pending(ctx, "loops"); p != nil {
 		t.Errorf("pending: %+v", p)
 	}
 }
@@ -223,6 +227,11 @@ func TestRecorderCrashMidStream(t *testing.T) {
 // A turn that fails after its assistant message was committed (not what
 // agent.Agent does, but the contract) keeps its input and drops its output.
 func TestRecorderFailedTurnDropsCommittedOutput(t *testing.T) {
+	eachStore(t, testRecorderFailedTurnDropsCommittedOutput)
+}
+
+func testRecorderFailedTurnDropsCommittedOutput(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
 	a := newFake("loopf")
 	m, res := toolCall("x", "glob", "grep")
 	a.prompt("hi", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
@@ -235,12 +244,11 @@ func TestRecorderFailedTurnDropsCommittedOutput(t *testing.T) {
 		}
 		evs = append(evs, e)
 	}
-	s, _ := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	feed(t, s, sess.ID, evs)
-	h, _ := s.History("loopf")
+	h, _ := s.History(ctx, "loopf")
 	jsonEq(t, "history", h, []llm.Message{llm.UserText("hi")})
-	d, _ := s.LoadSession(sess.ID)
+	d, _ := s.LoadSession(ctx, sess.ID)
 	if len(d.Turns) != 1 || d.Turns[0].Status != TurnFailed || d.Turns[0].Error != "tool crashed the turn" {
 		t.Fatalf("turn: %+v", d.Turns)
 	}
@@ -253,7 +261,10 @@ func TestRecorderFailedTurnDropsCommittedOutput(t *testing.T) {
 
 // Sub-agent loops interleave with their parent's events; the child's loop
 // gets its parent, and LatestLoop skips it.
-func TestRecorderSubAgentLoop(t *testing.T) {
+func TestRecorderSubAgentLoop(t *testing.T) { eachStore(t, testRecorderSubAgentLoop) }
+
+func testRecorderSubAgentLoop(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
 	parent := newFake("parent")
 	child := newFake("child")
 	child.parent = parent
@@ -283,35 +294,36 @@ func TestRecorderSubAgentLoop(t *testing.T) {
 	evs = append(evs, end)
 	evs = append(evs, full[cut+1:]...)
 
-	s, _ := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	feed(t, s, sess.ID, evs)
-	d, err := s.LoadSession(sess.ID)
+	d, err := s.LoadSession(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(d.Loops) != 2 || d.Loops[1].ID != "child" || d.Loops[1].ParentLoopID != "parent" || d.Loops[1].Trigger != event.TriggerSubAgent {
 		t.Fatalf("loops: %+v", d.Loops)
 	}
-	if id, err := s.LatestLoop(sess.ID); err != nil || id != "parent" {
+	if id, err := s.LatestLoop(ctx, sess.ID); err != nil || id != "parent" {
 		t.Errorf("latest loop %q %v", id, err)
 	}
-	h, _ := s.History("child")
+	h, _ := s.History(ctx, "child")
 	jsonEq(t, "child history", h, child.hist)
-	h, _ = s.History("parent")
+	h, _ = s.History(ctx, "parent")
 	if len(h) != 4 {
 		t.Errorf("parent history: %d messages", len(h))
 	}
 }
 
 // Bad input returns errors, never panics, and writes nothing.
-func TestRecorderRejectsBadEvents(t *testing.T) {
-	s, _ := openTemp(t)
+func TestRecorderRejectsBadEvents(t *testing.T) { eachStore(t, testRecorderRejectsBadEvents) }
+
+func testRecorderRejectsBadEvents(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
 	r := NewRecorder(s, "nosuch")
 	a := mainScript("l")
 	var err error
 	for _, e := range a.ev {
-		if err = r.Observe(e); err != nil {
+		if err = r.Observe(ctx, e); err != nil {
 			break
 		}
 	}
@@ -321,25 +333,25 @@ func TestRecorderRejectsBadEvents(t *testing.T) {
 	if r.Err() == nil {
 		t.Error("Err() lost the error")
 	}
-	sess, _ := s.CreateSession(SessionMeta{})
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	r = NewRecorder(s, sess.ID)
 	for _, e := range []event.Event{
 		{Kind: event.TurnEnd},
 		{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l", Index: 3}},
 		{Kind: event.MessageEnd, Turn: &event.TurnID{LoopID: "l", Index: 0}, Message: &llm.Message{Role: llm.RoleAssistant}},
 	} {
-		if err := r.Observe(e); err == nil {
+		if err := r.Observe(ctx, e); err == nil {
 			t.Errorf("%s accepted", e.Kind)
 		}
 	}
-	r.Observe(event.Event{Kind: event.TurnStart, Turn: &event.TurnID{LoopID: "l"}})
-	if err := r.Observe(event.Event{Kind: event.MessageEnd, Turn: &event.TurnID{LoopID: "l"}}); err == nil {
+	r.Observe(ctx, event.Event{Kind: event.TurnStart, Turn: &event.TurnID{LoopID: "l"}})
+	if err := r.Observe(ctx, event.Event{Kind: event.MessageEnd, Turn: &event.TurnID{LoopID: "l"}}); err == nil {
 		t.Error("message_end without a message accepted")
 	}
-	if err := r.Observe(event.Event{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l"}, ToolResult: &llm.Block{}}); err == nil {
+	if err := r.Observe(ctx, event.Event{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l"}, ToolResult: &llm.Block{}}); err == nil {
 		t.Error("tool result before the assistant message accepted")
 	}
-	if _, err := s.History("l"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.History(ctx, "l"); !errors.Is(err, ErrNotFound) {
 		t.Errorf("bad events wrote loop l: %v", err)
 	}
 }

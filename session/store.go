@@ -1,35 +1,42 @@
-// Package session is strata's crash-safe store of agent sessions: a SQLite
-// database (pure Go, modernc.org/sqlite, WAL mode) holding sessions, the loops
-// that run in them, each loop's turns (seed 003 Turn: turn_id, triggered_by,
-// usage, input messages, output message, tool results, started_at, ended_at)
-// and the loop's message history, plus a Recorder that materializes those
-// records from the agent loop's events (seed 003 SessionRecorder).
+// Package session stores agent sessions: the sessions, the loops that run in
+// them, each loop's turns (seed 003 Turn: turn_id, triggered_by, usage, input
+// messages, output message, tool results, started_at, ended_at) and the loop's
+// message history, behind the Store interface; plus a Recorder that
+// materializes those records from the agent loop's events (seed 003
+// SessionRecorder).
 //
-// The Recorder writes one transaction per completed step of a turn (model
-// call, each tool result, turn end), so a process killed mid-turn loses at most
-// the step it was in. History returns a loop's messages exactly as
-// agent.Agent.History() holds them, for resume; Pending lists the tool calls a
-// crash left without results.
+// Which implementation to use:
 //
-// Times are stored as Unix milliseconds (UTC) and returned as time.Time; token
-// counts are tokens. Every argument naming an existing session or loop may be a
-// unique prefix of its id (like git); an unknown id returns an error wrapping
-// ErrNotFound, an ambiguous prefix one wrapping ErrAmbiguous.
+//   - SQLite (Open, DefaultPath) is the default: a crash-safe file (pure Go,
+//     modernc.org/sqlite, WAL mode) that several processes may share. Use it
+//     whenever sessions must outlive the process — the CLI, ACP, resume and
+//     branch.
+//   - Memory (NewMemory) keeps everything in the process and loses it on exit.
+//     Use it in tests and in embedders that need the session API (history,
+//     pending tool calls, branch) without a file.
+//
+// Both give the same answers for the same writes; one behavioural test suite
+// runs against both.
+//
+// The Recorder writes one Step per completed step of a turn (model call, each
+// tool result, turn end), and a Store applies a Step atomically, so a process
+// killed mid-turn loses at most the step it was in. History returns a loop's
+// messages exactly as agent.Agent.History() holds them, for resume; Pending
+// lists the tool calls a crash left without results.
+//
+// Times are kept at millisecond precision in UTC; token counts are tokens.
+// Every argument naming an existing session or loop may be a unique prefix of
+// its id (like git), except in the Writer methods; an unknown id returns an
+// error wrapping ErrNotFound, an ambiguous prefix one wrapping ErrAmbiguous.
 package session
 
 import (
 	"context"
-	"crypto/rand"
-	"database/sql"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"time"
 
-	_ "modernc.org/sqlite" // registers the "sqlite" database/sql driver
+	"github.com/strata-agent/strata/llm"
 )
 
 // ErrNotFound is wrapped by errors about a session, loop or turn id that is not
@@ -40,125 +47,217 @@ var ErrNotFound = errors.New("not found")
 // one session or loop.
 var ErrAmbiguous = errors.New("ambiguous id prefix")
 
-// BusyTimeout is how long a connection waits for another writer's lock before
-// failing with SQLITE_BUSY.
-const BusyTimeout = 10 * time.Second
+// ErrClosed is wrapped by the errors a Memory store returns after Close.
+var ErrClosed = errors.New("store is closed")
 
-// Store is an open session database. It is safe for concurrent use by several
-// goroutines; several processes may open the same file (SQLite WAL: readers
-// never block the writer nor each other).
-type Store struct {
-	db   *sql.DB
-	path string
+// Store holds sessions, their loops, turns and message history. *SQLite and
+// *Memory implement it.
+//
+// Contract, for every implementation:
+//   - Safe for concurrent use by several goroutines. A Step is atomic: a
+//     reader sees all of it or none of it, and a failed WriteStep stores
+//     nothing.
+//   - Each method takes a context first; a cancelled context may make the call
+//     fail with an error wrapping ctx.Err(), having stored nothing.
+//   - Arguments naming a session or loop take the full id or a unique prefix;
+//     unknown ids give errors wrapping ErrNotFound, ambiguous prefixes errors
+//     wrapping ErrAmbiguous. Every error names the id it is about.
+//   - Returned values belong to the caller: changing them does not change the
+//     store. Message content round-trips through JSON (tool_use inputs come
+//     back compacted, invalid UTF-8 in text is replaced), the same in every
+//     implementation.
+//   - After Close, every method fails.
+type Store interface {
+	// CreateSession stores a new session described by meta (its Title cut to
+	// its first line), with CreatedAt and UpdatedAt set to now, and returns
+	// it. An empty meta.ID gets a random 16-hex-digit id. It fails when
+	// meta.ID is already taken.
+	CreateSession(ctx context.Context, meta SessionMeta) (Session, error)
+
+	// ListSessions returns the sessions opts selects, most recently updated
+	// first (then most recently created, then by id), each with its turn
+	// count and usage summed over all its loops' turns.
+	ListSessions(ctx context.Context, opts ListOptions) ([]SessionSummary, error)
+
+	// LoadSession returns session id (or unique id prefix) with all its loops,
+	// turns and stored message parts, read in one consistent snapshot.
+	LoadSession(ctx context.Context, id string) (*SessionDetail, error)
+
+	// LatestLoop returns the id of the session's loop that was active last
+	// (the latest turn start, else the latest created; later-created first on
+	// a tie), sub-agent loops excluded: the loop a resume continues. A session
+	// without such a loop returns an error wrapping ErrNotFound.
+	LatestLoop(ctx context.Context, sessionID string) (string, error)
+
+	// History returns the loop's conversation as agent.Agent.History() held
+	// it after the last stored step: the messages in order, with a user
+	// message the loop merged (tool results followed by the next prompt)
+	// rebuilt from its parts. A loop with no stored message returns an empty,
+	// non-nil history.
+	History(ctx context.Context, loopID string) ([]llm.Message, error)
+
+	// Pending returns the tool_use blocks of the loop's last assistant
+	// message that have no stored tool_result yet, in call order: the calls
+	// a crash cut off, which a resume runs before the next model call. It
+	// returns nil when every call has a result or the history has no
+	// assistant message.
+	Pending(ctx context.Context, loopID string) ([]llm.Block, error)
+
+	// NextTurnIndex returns the index the loop's next turn should get: one
+	// past the highest turn index recorded in it or inherited by a branch (0
+	// for an empty loop). A resumed or branched agent continues numbering
+	// from there so turn records never collide.
+	NextTurnIndex(ctx context.Context, loopID string) (int, error)
+
+	// Branch creates loop newLoopID in session sessionID whose history is loop
+	// loopID's history up to and including turn turnIndex's messages (its
+	// input, output and tool results; not a later prompt merged into the same
+	// message). The new loop has trigger "branch" and records where it came
+	// from; its turns should be numbered from turnIndex+1 (see NextTurnIndex).
+	// The branch point must be a completed turn of the loop or a turn the
+	// loop itself inherited from a branch (else an error, wrapping
+	// ErrNotFound for a turn that does not exist). loopID must belong to
+	// sessionID (else ErrNotFound); newLoopID must be a new, non-empty id.
+	Branch(ctx context.Context, sessionID, loopID string, turnIndex int, newLoopID string) error
+
+	Writer
+
+	// Close releases the store. Recorders writing to it must not be used
+	// afterwards.
+	Close() error
 }
 
-// DefaultPath returns where strata keeps its session database:
-// $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db, else
-// ~/.local/share/strata/strata.db. It fails only when none of those variables
-// is set and the home directory is unknown.
-func DefaultPath() (string, error) {
-	if d := os.Getenv("STRATA_DATA_DIR"); d != "" {
-		return filepath.Join(d, "strata.db"), nil
-	}
-	if d := os.Getenv("XDG_DATA_HOME"); d != "" {
-		return filepath.Join(d, "strata", "strata.db"), nil
-	}
-	home, err := os.UserHomeDir()
-	if err != nil {
-		return "", fmt.Errorf("session: default database path: %w", err)
-	}
-	return filepath.Join(home, ".local", "share", "strata", "strata.db"), nil
+// Writer is the write path of a Recorder. The Recorder owns the logic — which
+// event completes which step, where a message part goes in the history, how
+// tool results complete a turn, usage and statuses — and hands the Writer one
+// Step per completed step; a Writer only stores what it is given. Ids here are
+// full ids, never prefixes, so a recorder never writes into a loop it merely
+// shares a prefix with.
+type Writer interface {
+	// ReadLoop returns everything stored about loop loopID (a full id). An
+	// unknown loop returns an error wrapping ErrNotFound.
+	ReadLoop(ctx context.Context, loopID string) (*LoopRecord, error)
+
+	// WriteStep applies s atomically, in the order of Step's fields: all of
+	// it or, on error, none of it. It fails when s is invalid (see Step),
+	// when the session does not exist (ErrNotFound), when the loop belongs to
+	// another session, when InsertTurn or an Insert part is already stored,
+	// or when UpdateTurn or a Replace part is not (ErrNotFound).
+	WriteStep(ctx context.Context, s Step) error
 }
 
-// Open opens (creating it and its directory when missing) the session database
-// at path, turns on WAL mode, foreign keys, synchronous=FULL and a busy timeout
-// of BusyTimeout on every connection, and migrates the schema to
-// SchemaVersion. It fails when the file is not a SQLite database, when WAL mode
-// cannot be enabled, or when the file's schema is newer than this package.
-func Open(path string) (*Store, error) {
-	if path == "" {
-		return nil, errors.New("session: open: empty database path")
-	}
-	if strings.ContainsAny(path, "?#") {
-		return nil, fmt.Errorf("session: open %s: path must not contain '?' or '#'", path)
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("session: open %s: %w", path, err)
-	}
-	dsn := "file:" + path + "?_txlock=immediate" +
-		fmt.Sprintf("&_pragma=busy_timeout(%d)", BusyTimeout.Milliseconds()) +
-		"&_pragma=foreign_keys(1)&_pragma=journal_mode(WAL)&_pragma=synchronous(FULL)"
-	db, err := sql.Open("sqlite", dsn)
-	if err != nil {
-		return nil, fmt.Errorf("session: open %s: %w", path, err)
-	}
-	s := &Store{db: db, path: path}
-	ctx := context.Background()
-	var mode string
-	if err := db.QueryRowContext(ctx, "PRAGMA journal_mode").Scan(&mode); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("session: open %s: %w", path, err)
-	}
-	if !strings.EqualFold(mode, "wal") {
-		db.Close()
-		return nil, fmt.Errorf("session: open %s: journal_mode is %q, want wal", path, mode)
-	}
-	if err := migrate(ctx, db); err != nil {
-		db.Close()
-		return nil, fmt.Errorf("session: open %s: %w", path, err)
-	}
-	return s, nil
+// ListOptions selects the sessions ListSessions returns.
+type ListOptions struct {
+	// Limit is the most sessions returned; ≤ 0 returns all.
+	Limit int
+	// Cwd, when set, keeps only sessions whose working directory
+	// (SessionMeta.Cwd) equals it byte for byte.
+	Cwd string
 }
 
-// Path returns the database file the store was opened on.
-func (s *Store) Path() string { return s.path }
+// LoopRecord is everything stored about one loop (Writer.ReadLoop).
+type LoopRecord struct {
+	Loop
+	Turns    []Turn    // by turn index
+	Messages []Message // by Seq, then Part
+}
 
-// Close closes the database. Recorders writing to the store must not be used
-// afterwards.
-func (s *Store) Close() error {
-	if err := s.db.Close(); err != nil {
-		return fmt.Errorf("session: close %s: %w", s.path, err)
+// Step is one atomic write: what one completed step of a turn changes. Its
+// parts apply in field order:
+//
+//  1. session SessionID (must exist): UpdatedAt becomes the later of itself
+//     and Time (a zero Time leaves it); Title becomes its title if it has
+//     none;
+//  2. Loop, when set: loop LoopID is created in the session with Loop's
+//     Trigger and CreatedAt unless it exists; it must belong to the session;
+//  3. InsertTurn is stored as a new turn, or UpdateTurn's Status, StopReason,
+//     Error, Usage and EndedAt replace the stored turn's (at most one of the
+//     two);
+//  4. DropOutput deletes UpdateTurn's output and tool_results parts (a
+//     failed turn keeps only its input);
+//  5. Insert parts are stored (each (Seq, Part) must be free); Replace parts
+//     replace the content of the stored part at their (Seq, Part);
+//  6. ChildLoopID, when set, names a loop of the session without a parent
+//     whose parent becomes LoopID (a sub-agent loop); another loop is left
+//     alone.
+//
+// A Step is valid when SessionID and LoopID are set, every Turn and Message in
+// it has the Step's LoopID, turns have a known TurnStatus and messages a
+// known Role (user, assistant) and MessageKind; WriteStep refuses others.
+// The Recorder builds Steps; other code rarely needs to.
+type Step struct {
+	SessionID   string    // full id of the session the step belongs to
+	LoopID      string    // full id of the loop written to
+	Time        time.Time // the step's event time (UTC, kept in ms)
+	Title       string    // the session's title, if it has none yet; "" = none
+	Loop        *Loop     // create the loop if missing: only Trigger and CreatedAt are read
+	InsertTurn  *Turn     // a new turn record (every field stored)
+	UpdateTurn  *Turn     // the outcome of a stored turn (LoopID and Index name it)
+	DropOutput  bool      // delete UpdateTurn's output and tool_results parts
+	Insert      []Message // new message parts
+	Replace     []Message // new content for stored parts (Seq and Part name them)
+	ChildLoopID string    // a sub-agent loop started by this step's tool call; "" = none
+}
+
+// validate checks the invariants every Writer relies on.
+func (s Step) validate() error {
+	switch {
+	case s.SessionID == "":
+		return errors.New("step: session id is empty")
+	case s.LoopID == "":
+		return errors.New("step: loop id is empty")
+	case s.InsertTurn != nil && s.UpdateTurn != nil:
+		return fmt.Errorf("step of loop %s: both InsertTurn and UpdateTurn are set; set at most one", s.LoopID)
+	case s.DropOutput && s.UpdateTurn == nil:
+		return fmt.Errorf("step of loop %s: DropOutput needs UpdateTurn to name the turn", s.LoopID)
+	}
+	for _, t := range []*Turn{s.InsertTurn, s.UpdateTurn} {
+		if t == nil {
+			continue
+		}
+		if t.LoopID != s.LoopID {
+			return fmt.Errorf("step of loop %s: turn %d has loop id %q", s.LoopID, t.Index, t.LoopID)
+		}
+		switch t.Status {
+		case TurnInProgress, TurnCompleted, TurnFailed:
+		default:
+			return fmt.Errorf("step of loop %s: turn %d has status %q (valid: in_progress, completed, failed)", s.LoopID, t.Index, t.Status)
+		}
+	}
+	for _, ms := range [][]Message{s.Insert, s.Replace} {
+		for _, m := range ms {
+			if m.LoopID != s.LoopID {
+				return fmt.Errorf("step of loop %s: message %d.%d has loop id %q", s.LoopID, m.Seq, m.Part, m.LoopID)
+			}
+			if m.Role != llm.RoleUser && m.Role != llm.RoleAssistant {
+				return fmt.Errorf("step of loop %s: message %d.%d has role %q (valid: user, assistant)", s.LoopID, m.Seq, m.Part, m.Role)
+			}
+			switch m.Kind {
+			case KindInput, KindOutput, KindToolResults:
+			default:
+				return fmt.Errorf("step of loop %s: message %d.%d has kind %q (valid: input, output, tool_results)", s.LoopID, m.Seq, m.Part, m.Kind)
+			}
+		}
 	}
 	return nil
 }
 
-// queryer is what *sql.DB and *sql.Tx have in common.
-type queryer interface {
-	QueryContext(ctx context.Context, query string, args ...any) (*sql.Rows, error)
-	QueryRowContext(ctx context.Context, query string, args ...any) *sql.Row
-	ExecContext(ctx context.Context, query string, args ...any) (sql.Result, error)
+// what names the step in errors: its loop and turn.
+func (s Step) what() string {
+	t := s.InsertTurn
+	if t == nil {
+		t = s.UpdateTurn
+	}
+	if t == nil {
+		return "step of loop " + s.LoopID
+	}
+	return fmt.Sprintf("turn %d of loop %s", t.Index, s.LoopID)
 }
 
-// resolve returns the full id in table (sessions or loops) that equals id or,
-// failing that, has it as its unique prefix.
-func resolve(ctx context.Context, q queryer, table, what, id string) (string, error) {
-	if id == "" {
-		return "", fmt.Errorf("%s id is empty: %w", what, ErrNotFound)
-	}
-	var full string
-	err := q.QueryRowContext(ctx, "SELECT id FROM "+table+" WHERE id = ?", id).Scan(&full)
-	if err == nil {
-		return full, nil
-	}
-	if !errors.Is(err, sql.ErrNoRows) {
-		return "", fmt.Errorf("%s %s: %w", what, id, err)
-	}
-	rows, err := q.QueryContext(ctx, "SELECT id FROM "+table+" WHERE substr(id, 1, length(?1)) = ?1 ORDER BY id LIMIT 2", id)
-	if err != nil {
-		return "", fmt.Errorf("%s %s: %w", what, id, err)
-	}
-	defer rows.Close()
-	var found []string
-	for rows.Next() {
-		var s string
-		if err := rows.Scan(&s); err != nil {
-			return "", fmt.Errorf("%s %s: %w", what, id, err)
-		}
-		found = append(found, s)
-	}
-	if err := rows.Err(); err != nil {
-		return "", fmt.Errorf("%s %s: %w", what, id, err)
-	}
+// resolved turns the ids matching id (an exact match alone, else up to two
+// prefix matches in id order) into the resolved id or an ErrNotFound /
+// ErrAmbiguous error; what is "session" or "loop".
+func resolved(what, id string, found []string) (string, error) {
 	switch len(found) {
 	case 0:
 		return "", fmt.Errorf("%s %s: %w", what, id, ErrNotFound)
@@ -169,25 +268,63 @@ func resolve(ctx context.Context, q queryer, table, what, id string) (string, er
 	}
 }
 
-// newID returns a random 16-hex-digit id (the shape of agent.NewID).
-func newID() string {
-	var b [8]byte
-	_, _ = rand.Read(b[:])
-	return hex.EncodeToString(b[:])
+// checkBranchPoint applies Branch's rule to turn turnIndex of loop lid:
+// status is the turn's stored status ("" when the loop has no such turn) and
+// inherited the loop's BranchedFromTurn (-1 for a loop that is no branch).
+func checkBranchPoint(lid string, turnIndex int, status TurnStatus, inherited int) error {
+	switch {
+	case turnIndex < 0:
+		return fmt.Errorf("session: branch loop %s at turn %d: turn index is negative", lid, turnIndex)
+	case status == "":
+		if turnIndex > inherited {
+			return fmt.Errorf("session: branch loop %s at turn %d: %w", lid, turnIndex, ErrNotFound)
+		}
+	case status != TurnCompleted:
+		return fmt.Errorf("session: branch loop %s at turn %d: turn is %s, want completed", lid, turnIndex, status)
+	}
+	return nil
 }
 
-// ms converts t to Unix milliseconds; the zero time is stored as 0.
-func ms(t time.Time) int64 {
-	if t.IsZero() {
-		return 0
+// historyOf rebuilds a loop's history from its stored parts, ordered by Seq
+// then Part: the parts of one Seq are one message. It never returns nil.
+func historyOf(parts []Message) []llm.Message {
+	h := []llm.Message{}
+	for i, p := range parts {
+		if i > 0 && parts[i-1].Seq == p.Seq {
+			h[len(h)-1].Content = append(h[len(h)-1].Content, p.Content...)
+			continue
+		}
+		h = append(h, llm.Message{Role: p.Role, Content: p.Content})
 	}
-	return t.UnixMilli()
+	return h
 }
 
-// fromMS converts Unix milliseconds to a UTC time; 0 is the zero time.
-func fromMS(v int64) time.Time {
-	if v == 0 {
-		return time.Time{}
+// pendingOf returns the tool_use blocks of h's last assistant message that no
+// later tool_result answers, in call order (nil when none).
+func pendingOf(h []llm.Message) []llm.Block {
+	last := -1
+	for i := len(h) - 1; i >= 0; i-- {
+		if h[i].Role == llm.RoleAssistant {
+			last = i
+			break
+		}
 	}
-	return time.UnixMilli(v).UTC()
+	if last < 0 {
+		return nil
+	}
+	answered := map[string]bool{}
+	for _, m := range h[last+1:] {
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolResult {
+				answered[b.ID] = true
+			}
+		}
+	}
+	var out []llm.Block
+	for _, c := range h[last].ToolUses() {
+		if !answered[c.ID] {
+			out = append(out, c)
+		}
+	}
+	return out
 }

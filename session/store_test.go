@@ -1,11 +1,8 @@
 package session
 
 import (
-	"database/sql"
 	"encoding/json"
 	"errors"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -14,138 +11,15 @@ import (
 	"github.com/strata-agent/strata/llm"
 )
 
-func pragma(t *testing.T, db *sql.DB, name string) string {
-	t.Helper()
-	var v string
-	if err := db.QueryRow("PRAGMA " + name).Scan(&v); err != nil {
-		t.Fatal(err)
-	}
-	return v
-}
-
-// A fresh file gets the whole schema at SchemaVersion, in WAL mode with
-// foreign keys on; reopening is a no-op; a newer file is refused.
-func TestOpenCreatesAndMigratesSchema(t *testing.T) {
-	path := filepath.Join(t.TempDir(), "sub", "dir", "strata.db")
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := pragma(t, s.db, "user_version"); v != "1" {
-		t.Errorf("user_version %s", v)
-	}
-	if m := pragma(t, s.db, "journal_mode"); m != "wal" {
-		t.Errorf("journal_mode %q, want wal", m)
-	}
-	if fk := pragma(t, s.db, "foreign_keys"); fk != "1" {
-		t.Errorf("foreign_keys %s", fk)
-	}
-	if bt := pragma(t, s.db, "busy_timeout"); bt != "10000" {
-		t.Errorf("busy_timeout %s", bt)
-	}
-	var tables []string
-	rows, _ := s.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
-	for rows.Next() {
-		var n string
-		rows.Scan(&n)
-		tables = append(tables, n)
-	}
-	rows.Close()
-	if strings.Join(tables, ",") != "loops,messages,sessions,turns" {
-		t.Errorf("tables %v", tables)
-	}
-	// The journal mode is the file's: a plain connection sees WAL too.
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if m := pragma(t, raw, "journal_mode"); m != "wal" {
-		t.Errorf("file journal_mode %q", m)
-	}
-	if _, err := s.CreateSession(SessionMeta{ID: "keep"}); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
-
-	s, err = Open(path)
-	if err != nil {
-		t.Fatalf("reopen: %v", err)
-	}
-	if l, _ := s.ListSessions(0); len(l) != 1 {
-		t.Errorf("reopen lost data: %+v", l)
-	}
-	s.Close()
-
-	if _, err := raw.Exec("PRAGMA user_version = 99"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
-		t.Errorf("open of a newer schema: %v", err)
-	}
-}
-
-// A version-0 file (an existing SQLite file without our tables) is migrated
-// in place; a file that is not SQLite is refused.
-func TestMigrateFromVersion0(t *testing.T) {
-	dir := t.TempDir()
-	path := filepath.Join(dir, "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec("CREATE TABLE unrelated (x); INSERT INTO unrelated VALUES (1)"); err != nil {
-		t.Fatal(err)
-	}
-	raw.Close()
-	s, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if v := pragma(t, s.db, "user_version"); v != "1" {
-		t.Errorf("user_version %s after migration", v)
-	}
-	var n int
-	if err := s.db.QueryRow("SELECT count(*) FROM unrelated").Scan(&n); err != nil || n != 1 {
-		t.Errorf("migration touched other tables: %d %v", n, err)
-	}
-	s.Close()
-
-	junk := filepath.Join(dir, "junk.db")
-	os.WriteFile(junk, []byte(strings.Repeat("not a database ", 100)), 0o600)
-	if _, err := Open(junk); err == nil {
-		t.Error("opened a file that is not SQLite")
-	}
-	if _, err := Open(""); err == nil {
-		t.Error("opened an empty path")
-	}
-}
-
-func TestDefaultPath(t *testing.T) {
-	t.Setenv("STRATA_DATA_DIR", "/d")
-	t.Setenv("XDG_DATA_HOME", "/x")
-	t.Setenv("HOME", "/h")
-	for _, c := range []struct{ unset, want string }{
-		{"", "/d/strata.db"},
-		{"STRATA_DATA_DIR", "/x/strata/strata.db"},
-		{"XDG_DATA_HOME", "/h/.local/share/strata/strata.db"},
-	} {
-		if c.unset != "" {
-			t.Setenv(c.unset, "")
-		}
-		if p, err := DefaultPath(); err != nil || p != c.want {
-			t.Errorf("DefaultPath() = %q, %v; want %q", p, err, c.want)
-		}
-	}
-}
-
 // Usage sums over all loops' turns, cache tokens included; newest first;
 // ids resolve by unique prefix.
-func TestListSessionsAndPrefixes(t *testing.T) {
-	s, _ := openTemp(t)
-	a, _ := s.CreateSession(SessionMeta{ID: "abc111", Title: "first\nignored"})
-	b, _ := s.CreateSession(SessionMeta{ID: "abc222"})
-	if _, err := s.CreateSession(SessionMeta{ID: "abc111"}); err == nil || !strings.Contains(err.Error(), "abc111") {
+func TestListSessionsAndPrefixes(t *testing.T) { eachStore(t, testListSessionsAndPrefixes) }
+
+func testListSessionsAndPrefixes(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	a, _ := s.CreateSession(ctx, SessionMeta{ID: "abc111", Title: "first\nignored"})
+	b, _ := s.CreateSession(ctx, SessionMeta{ID: "abc222"})
+	if _, err := s.CreateSession(ctx, SessionMeta{ID: "abc111"}); err == nil || !strings.Contains(err.Error(), "abc111") {
 		t.Errorf("duplicate id: %v", err)
 	}
 	fa := newFake("la")
@@ -159,7 +33,7 @@ func TestListSessionsAndPrefixes(t *testing.T) {
 	fb.prompt("r", event.TriggerUser, call{resp: llm.AssistantText("z"), stop: llm.StopEndTurn, usage: usage(5, 5, 5, 5)})
 	feed(t, s, b.ID, fb.ev)
 
-	list, err := s.ListSessions(0)
+	list, err := s.ListSessions(ctx, ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -172,26 +46,26 @@ func TestListSessionsAndPrefixes(t *testing.T) {
 	if list[1].Title != "first" || list[0].Title != "r" {
 		t.Errorf("titles %q %q", list[1].Title, list[0].Title)
 	}
-	if l, _ := s.ListSessions(1); len(l) != 1 {
+	if l, _ := s.ListSessions(ctx, ListOptions{Limit: 1}); len(l) != 1 {
 		t.Errorf("limit 1 gave %d", len(l))
 	}
-	if _, err := s.LoadSession("abc"); !errors.Is(err, ErrAmbiguous) {
+	if _, err := s.LoadSession(ctx, "abc"); !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("ambiguous prefix: %v", err)
 	}
-	if _, err := s.LoadSession("zzz"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "zzz") {
+	if _, err := s.LoadSession(ctx, "zzz"); !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "zzz") {
 		t.Errorf("unknown id: %v", err)
 	}
-	if d, err := s.LoadSession("abc2"); err != nil || d.ID != "abc222" {
+	if d, err := s.LoadSession(ctx, "abc2"); err != nil || d.ID != "abc222" {
 		t.Errorf("prefix: %v", err)
 	}
-	if id, err := s.LatestLoop("abc1"); err != nil || id != "la" {
+	if id, err := s.LatestLoop(ctx, "abc1"); err != nil || id != "la" {
 		t.Errorf("latest loop %q %v", id, err)
 	}
-	if h, err := s.History("l"); !errors.Is(err, ErrAmbiguous) {
+	if h, err := s.History(ctx, "l"); !errors.Is(err, ErrAmbiguous) {
 		t.Errorf("ambiguous loop prefix: %v %v", h, err)
 	}
-	empty, _ := s.CreateSession(SessionMeta{})
-	if _, err := s.LatestLoop(empty.ID); !errors.Is(err, ErrNotFound) {
+	empty, _ := s.CreateSession(ctx, SessionMeta{})
+	if _, err := s.LatestLoop(ctx, empty.ID); !errors.Is(err, ErrNotFound) {
 		t.Errorf("latest loop of an empty session: %v", err)
 	}
 }
@@ -199,28 +73,30 @@ func TestListSessionsAndPrefixes(t *testing.T) {
 // A branch holds the parent's history through the branch turn — not the next
 // prompt the loop merged into that turn's last message — and records new
 // turns on top of it as the agent would.
-func TestBranch(t *testing.T) {
-	s, _ := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+func TestBranch(t *testing.T) { eachStore(t, testBranch) }
+
+func testBranch(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	a := mainScript("main")
 	feed(t, s, sess.ID, a.ev)
 
-	if err := s.Branch(sess.ID, "main", 0, "b0"); err != nil {
+	if err := s.Branch(ctx, sess.ID, "main", 0, "b0"); err != nil {
 		t.Fatal(err)
 	}
-	h, _ := s.History("b0")
+	h, _ := s.History(ctx, "b0")
 	jsonEq(t, "branch at turn 0", h, a.hist[:3])
 
 	// Turn 4 (max_tokens) ends with synthesized results, into which turn 5's
 	// prompt was merged.
-	if err := s.Branch(sess.ID[:8], "mai", 4, "b4"); err != nil {
+	if err := s.Branch(ctx, sess.ID[:8], "mai", 4, "b4"); err != nil {
 		t.Fatal(err)
 	}
-	h, _ = s.History("b4")
+	h, _ = s.History(ctx, "b4")
 	want := cloneMsgs(a.hist[:9])
 	want[8].Content = want[8].Content[:2]
 	jsonEq(t, "branch at turn 4", h, want)
-	if n, _ := s.NextTurnIndex("b4"); n != 5 {
+	if n, _ := s.NextTurnIndex(ctx, "b4"); n != 5 {
 		t.Errorf("next turn of branch %d", n)
 	}
 
@@ -229,19 +105,19 @@ func TestBranch(t *testing.T) {
 	b.hist, b.turns, b.clock = cloneMsgs(want), 5, a.clock
 	b.prompt("other way", event.TriggerBranch, call{resp: llm.AssistantText("fine"), stop: llm.StopEndTurn, usage: usage(1, 1, 1, 1)})
 	feed(t, s, sess.ID, b.ev)
-	h, _ = s.History("b4")
+	h, _ = s.History(ctx, "b4")
 	jsonEq(t, "branch after a new turn", h, b.hist)
 	if h[8].Text() != "other way" {
 		t.Errorf("new prompt not merged into the inherited results: %+v", h[8])
 	}
 	// A branch of a branch at an inherited turn.
-	if err := s.Branch(sess.ID, "b4", 2, "b4b2"); err != nil {
+	if err := s.Branch(ctx, sess.ID, "b4", 2, "b4b2"); err != nil {
 		t.Fatal(err)
 	}
-	h, _ = s.History("b4b2")
+	h, _ = s.History(ctx, "b4b2")
 	jsonEq(t, "branch of a branch", h, a.hist[:6])
 
-	d, _ := s.LoadSession(sess.ID)
+	d, _ := s.LoadSession(ctx, sess.ID)
 	var bl Loop
 	for _, l := range d.Loops {
 		if l.ID == "b4" {
@@ -251,36 +127,45 @@ func TestBranch(t *testing.T) {
 	if bl.Trigger != event.TriggerBranch || bl.BranchedFromLoop != "main" || bl.BranchedFromTurn != 4 {
 		t.Errorf("branch loop %+v", bl)
 	}
-	if id, _ := s.LatestLoop(sess.ID); id != "b4b2" && id != "b4" {
+	if id, _ := s.LatestLoop(ctx, sess.ID); id != "b4b2" && id != "b4" {
 		t.Errorf("latest loop %s", id)
 	}
-	list, _ := s.ListSessions(0)
+	list, _ := s.ListSessions(ctx, ListOptions{})
 	if list[0].Turns != 7 {
 		t.Errorf("branching copied turn records: %d turns", list[0].Turns)
 	}
 
-	other, _ := s.CreateSession(SessionMeta{})
+	other, _ := s.CreateSession(ctx, SessionMeta{})
 	for name, err := range map[string]error{
-		"failed turn":   s.Branch(sess.ID, "main", 3, "x1"),
-		"missing turn":  s.Branch(sess.ID, "main", 99, "x2"),
-		"taken id":      s.Branch(sess.ID, "main", 0, "b0"),
-		"other session": s.Branch(other.ID, "main", 0, "x3"),
-		"empty id":      s.Branch(sess.ID, "main", 0, ""),
-		"negative turn": s.Branch(sess.ID, "main", -1, "x4"),
+		"failed turn":   s.Branch(ctx, sess.ID, "main", 3, "x1"),
+		"missing turn":  s.Branch(ctx, sess.ID, "main", 99, "x2"),
+		"taken id":      s.Branch(ctx, sess.ID, "main", 0, "b0"),
+		"other session": s.Branch(ctx, other.ID, "main", 0, "x3"),
+		"empty id":      s.Branch(ctx, sess.ID, "main", 0, ""),
+		"negative turn": s.Branch(ctx, sess.ID, "main", -1, "x4"),
 	} {
 		if err == nil {
 			t.Errorf("%s: branch accepted", name)
 		} else if !strings.Contains(err.Error(), "main") && !strings.Contains(err.Error(), "b0") {
 			t.Errorf("%s: error does not name the loop: %v", name, err)
 		}
+		if notFound := name == "missing turn" || name == "other session"; notFound != errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: errors.Is(%v, ErrNotFound) = %v", name, err, !notFound)
+		}
+	}
+	if _, err := s.ReadLoop(ctx, "x1"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a refused branch created its loop: %v", err)
 	}
 }
 
-// Readers (in this and another Store on the same file) run while a recorder
-// writes; none fails, and every History read is a state the loop was in.
-func TestConcurrentReadersWhileWriting(t *testing.T) {
-	s, path := openTemp(t)
-	sess, _ := s.CreateSession(SessionMeta{})
+// Readers (of this store and of a second handle on its data) run while a
+// recorder writes; none fails, and every History read is a state the loop was
+// in.
+func TestConcurrentReadersWhileWriting(t *testing.T) { eachStore(t, testConcurrentReadersWhileWriting) }
+
+func testConcurrentReadersWhileWriting(t *testing.T, im impl, s Store) {
+	ctx := t.Context()
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	a := newFake("busy")
 	for i := 0; i < 15; i++ {
 		m, res := toolCall("c"+string(rune('a'+i)), "glob", "fs_read")
@@ -293,11 +178,7 @@ func TestConcurrentReadersWhileWriting(t *testing.T) {
 		b, _ := json.Marshal(h)
 		valid[string(b)] = true
 	}
-	other, err := Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer other.Close()
+	other := im.second(t, s)
 
 	done := make(chan struct{})
 	var wg sync.WaitGroup
@@ -318,7 +199,7 @@ func TestConcurrentReadersWhileWriting(t *testing.T) {
 					}
 				default:
 				}
-				h, err := st.History("busy")
+				h, err := st.History(ctx, "busy")
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					errs <- err
 					return
@@ -330,11 +211,11 @@ func TestConcurrentReadersWhileWriting(t *testing.T) {
 						return
 					}
 				}
-				if _, err := st.ListSessions(10); err != nil {
+				if _, err := st.ListSessions(ctx, ListOptions{Limit: 10}); err != nil {
 					errs <- err
 					return
 				}
-				if _, err := st.LoadSession(sess.ID); err != nil {
+				if _, err := st.LoadSession(ctx, sess.ID); err != nil {
 					errs <- err
 					return
 				}
@@ -348,6 +229,6 @@ func TestConcurrentReadersWhileWriting(t *testing.T) {
 	for err := range errs {
 		t.Error(err)
 	}
-	h, _ := s.History("busy")
+	h, _ := s.History(ctx, "busy")
 	jsonEq(t, "final history", h, a.hist)
 }

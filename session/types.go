@@ -2,6 +2,8 @@ package session
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -30,13 +32,14 @@ type SessionMeta struct {
 type Session struct {
 	SessionMeta
 	CreatedAt time.Time // UTC, millisecond precision
-	UpdatedAt time.Time // last write by CreateSession, Branch or a Recorder
+	UpdatedAt time.Time // last write by CreateSession, Branch or a Recorder (Step.Time)
 }
 
 // SessionSummary is one line of ListSessions.
 type SessionSummary struct {
 	ID        string
 	Title     string
+	Cwd       string // the session's working directory (SessionMeta.Cwd)
 	CreatedAt time.Time
 	UpdatedAt time.Time
 	Turns     int       // turns recorded in all the session's loops, any status
@@ -153,4 +156,27 @@ func firstLine(s string) string {
 		}
 	}
 	return ""
+}
+
+// newID returns a random 16-hex-digit id (the shape of agent.NewID).
+func newID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:])
+	return hex.EncodeToString(b[:])
+}
+
+// ms converts t to Unix milliseconds; the zero time is stored as 0.
+func ms(t time.Time) int64 {
+	if t.IsZero() {
+		return 0
+	}
+	return t.UnixMilli()
+}
+
+// fromMS converts Unix milliseconds to a UTC time; 0 is the zero time.
+func fromMS(v int64) time.Time {
+	if v == 0 {
+		return time.Time{}
+	}
+	return time.UnixMilli(v).UTC()
 }

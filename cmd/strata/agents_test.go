@@ -21,7 +21,7 @@ func TestAgentsList(t *testing.T) {
 	}
 	for _, p := range projects {
 		files, _ := filepath.Glob(filepath.Join(p, ".kiro/agents/*.json"))
-		r := strata(t, t.TempDir(), []string{"HOME=" + home}, "agents", "list", "--dir", p, "--format", "json")
+		r := runCLI(t, t.TempDir(), []string{"HOME=" + home}, "agents", "list", "--dir", p, "--format", "json")
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s %s", p, r.code, r.stdout, r.stderr)
 		}
@@ -48,7 +48,7 @@ func TestAgentsList(t *testing.T) {
 	ws := t.TempDir()
 	os.MkdirAll(filepath.Join(ws, ".kiro/agents"), 0o755)
 	os.WriteFile(filepath.Join(ws, ".kiro/agents/bad.json"), []byte(`{"name":"bad","tools":"fs_read"}`), 0o644)
-	r := strata(t, t.TempDir(), []string{"HOME=" + home}, "agents", "list", "--dir", ws)
+	r := runCLI(t, t.TempDir(), []string{"HOME=" + home}, "agents", "list", "--dir", ws)
 	if r.code != 1 || !strings.Contains(r.stdout, "INVALID") || !strings.Contains(r.stdout, "/tools") {
 		t.Errorf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

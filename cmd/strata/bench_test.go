@@ -17,7 +17,7 @@ func TestBenchCacheJSON(t *testing.T) {
 	dir := shared.Path(t, "data/trajectories/mini-swe-agent/train")
 	for _, sc := range []string{"append", "managed"} {
 		html := filepath.Join(t.TempDir(), "r.html")
-		r := strata(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--provider", "anthropic",
+		r := runCLI(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--provider", "anthropic",
 			"--scenario", sc, "--format", "json", "--report", html)
 		if r.code != 0 {
 			t.Fatalf("exit %d: %s", r.code, r.stderr)
@@ -56,7 +56,7 @@ func TestBenchCacheJSON(t *testing.T) {
 			t.Errorf("no progress on stderr: %s", r.stderr)
 		}
 	}
-	r := strata(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--scenario", "sideways")
+	r := runCLI(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--scenario", "sideways")
 	if r.code != 2 || !strings.Contains(r.stderr, `"sideways"`) {
 		t.Errorf("bad scenario: exit %d %s", r.code, r.stderr)
 	}
@@ -70,7 +70,7 @@ func TestBenchCacheJSON(t *testing.T) {
 func TestReplayMatchesBench(t *testing.T) {
 	dir := shared.Path(t, "data/trajectories/mini-swe-agent/train")
 	file := filepath.Join(dir, "astropy__astropy-12907.traj.json")
-	r := strata(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--scenario", "append", "--format", "json")
+	r := runCLI(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir, "--scenario", "append", "--format", "json")
 	var rep struct {
 		Details []struct {
 			Name    string
@@ -84,7 +84,7 @@ func TestReplayMatchesBench(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, layout := range []string{"flat", "tiered", "cachefit"} {
-		r := strata(t, t.TempDir(), nil, "replay", "--trajectory", file, "--layout", layout, "--format", "json")
+		r := runCLI(t, t.TempDir(), nil, "replay", "--trajectory", file, "--layout", layout, "--format", "json")
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", layout, r.code, r.stderr)
 		}
@@ -126,7 +126,7 @@ func TestBenchAssembleJSON(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	r := strata(t, t.TempDir(), nil, "bench", "assemble", "--trajectories", dir, "--format", "json")
+	r := runCLI(t, t.TempDir(), nil, "bench", "assemble", "--trajectories", dir, "--format", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

@@ -68,4 +68,3 @@ func (k *knobFlags) params(maxTokens int64) (llm.Params, error) {
 	}
 	return p, nil
 }
-

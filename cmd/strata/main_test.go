@@ -37,8 +37,8 @@ type result struct {
 	code           int
 }
 
-// strata runs the binary in dir with a clean provider environment plus env.
-func strata(t *testing.T, dir string, env []string, args ...string) result {
+// runCLI runs the binary in dir with a clean provider environment plus env.
+func runCLI(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
 	cmd.Dir = dir
@@ -69,7 +69,7 @@ func TestRunOfflineDemoExecutesTools(t *testing.T) {
 	dir := t.TempDir()
 	os.WriteFile(filepath.Join(dir, "notes-7f3a.txt"), []byte("x"), 0o644)
 	os.WriteFile(filepath.Join(dir, "README.md"), []byte("# Project Quokka\n"), 0o644)
-	r := strata(t, dir, nil, "run", "what is in this directory?")
+	r := runCLI(t, dir, nil, "run", "what is in this directory?")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}
@@ -96,7 +96,7 @@ func TestRunJSONAgainstRecordedFixture(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	r := strata(t, t.TempDir(), []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
+	r := runCLI(t, t.TempDir(), []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
 		"run", "--format", "json", "--model", "claude-sonnet-4-5", "hello")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
@@ -175,7 +175,7 @@ func TestRunBadInput(t *testing.T) {
 		{[]string{"run", "--provider", "openai-responses", "hi"}, nil, 2, []string{"OPENAI_API_KEY"}},
 		{[]string{"render", "--provider", "gemini-x", "hi"}, nil, 2, []string{`"gemini-x"`}},
 	} {
-		r := strata(t, dir, tc.env, tc.args...)
+		r := runCLI(t, dir, tc.env, tc.args...)
 		if r.code != tc.code {
 			t.Errorf("%v: exit %d, want %d (stderr %s)", tc.args, r.code, tc.code, r.stderr)
 		}
@@ -189,7 +189,7 @@ func TestRunBadInput(t *testing.T) {
 		Header: map[string][]string{"Request-Id": {"req_test_401"}},
 		Body:   []byte(`{"type":"error","error":{"type":"authentication_error","message":"invalid x-api-key"}}`)})
 	defer srv.Close()
-	r := strata(t, dir, []string{"ANTHROPIC_API_KEY=bad", "ANTHROPIC_BASE_URL=" + srv.URL()}, "run", "hi")
+	r := runCLI(t, dir, []string{"ANTHROPIC_API_KEY=bad", "ANTHROPIC_BASE_URL=" + srv.URL()}, "run", "hi")
 	if r.code != 1 {
 		t.Errorf("HTTP 401: exit %d, want 1", r.code)
 	}
@@ -208,7 +208,7 @@ func TestRenderPrintsWireBody(t *testing.T) {
 		{"openai-chat", `"function"`},
 		{"openai-responses", `"input"`},
 	} {
-		r := strata(t, t.TempDir(), nil, "render", "--provider", tc.provider, "what is here?")
+		r := runCLI(t, t.TempDir(), nil, "render", "--provider", tc.provider, "what is here?")
 		if r.code != 0 {
 			t.Fatalf("%s: exit %d: %s", tc.provider, r.code, r.stderr)
 		}
@@ -220,7 +220,7 @@ func TestRenderPrintsWireBody(t *testing.T) {
 			t.Errorf("%s: body lacks prompt, %s or tools:\n%s", tc.provider, tc.want, r.stdout)
 		}
 	}
-	r := strata(t, t.TempDir(), nil, "render", "--explain", "--format", "json", "hi")
+	r := runCLI(t, t.TempDir(), nil, "render", "--explain", "--format", "json", "hi")
 	var bd struct {
 		Layers []struct {
 			Name   string `json:"name"`
@@ -238,7 +238,7 @@ func TestRenderPrintsWireBody(t *testing.T) {
 // stream's metadata usage come out as events.
 func TestRunReplaysBedrockEventStream(t *testing.T) {
 	fixture := shared.Path(t, "data/wire/pydantic-ai/bedrock-eventstream-extracted/test_bedrock_model_thinking_part_stream.0.eventstream")
-	r := strata(t, t.TempDir(), nil, "run", "--replay", fixture, "--format", "json", "hello")
+	r := runCLI(t, t.TempDir(), nil, "run", "--replay", fixture, "--format", "json", "hello")
 	if r.code != 0 {
 		t.Fatalf("exit %d\nstderr: %s", r.code, r.stderr)
 	}

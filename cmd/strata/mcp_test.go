@@ -48,7 +48,7 @@ func TestRealAgentWithMCPAndHooks(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	r := strata(t, proj, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
+	r := runCLI(t, proj, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
 		"run", "--agent", agentFile, "--layout", "kiro", "--model", "claude-sonnet-4-5", "echo something")
 	if r.code != 0 || !strings.Contains(r.stdout, "The server echoed it.") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
@@ -65,7 +65,7 @@ func TestRealAgentWithMCPAndHooks(t *testing.T) {
 	if !strings.Contains(second, "Echo: from the loop") {
 		t.Error("MCP tool result not sent back")
 	}
-	r = strata(t, proj, nil, "mcp", "list", "--agent", agentFile, "--format", "json")
+	r = runCLI(t, proj, nil, "mcp", "list", "--agent", agentFile, "--format", "json")
 	var st []struct {
 		Name, State string
 		Tools       []string

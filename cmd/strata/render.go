@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -13,14 +12,10 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/internal/capture"
-	"github.com/strata-agent/strata/internal/providers"
-	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/token"
-	"github.com/strata-agent/strata/tool"
 )
 
 type renderFlags struct {

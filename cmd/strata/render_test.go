@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"flag"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -12,6 +13,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/internal/capture"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/internal/shared"
 	"github.com/strata-agent/strata/llm"
@@ -19,6 +22,7 @@ import (
 	"github.com/strata-agent/strata/prompt/kiro"
 	"github.com/strata-agent/strata/prompt/panels"
 	"github.com/strata-agent/strata/prompt/tiered"
+	"github.com/strata-agent/strata/tool"
 )
 
 var update = flag.Bool("update", false, "rewrite the golden files in testdata/render")
@@ -71,11 +75,17 @@ func goldenProject(t *testing.T) (root, agentFile string) {
 // knowledge, file tree) and a multi-turn history with a tool call.
 func goldenContext(t *testing.T, root, agentFile string) prompt.Context {
 	t.Helper()
-	ld, err := loadAgent(agentFile, root)
+	ld, err := strata.LoadAgent(agentFile, root)
 	if err != nil {
 		t.Fatal(err)
 	}
-	pc, tools := ld.context, ld.tools
+	pc := ld.Context
+	var tools []tool.Tool
+	for _, tl := range tool.Builtins() {
+		if ld.Config.ToolAllowed(tl.Spec().Name) {
+			tools = append(tools, tl)
+		}
+	}
 	pc.Model, pc.Now = "golden-model", 1795428000000 // goldenNow
 	pc.Summary = "The user asked for a survey of the repository; two agents and one steering file were found."
 	pc.HookOutputs = []string{"git branch: main\nuncommitted changes: 0"}
@@ -164,6 +174,22 @@ func renderGolden(t *testing.T, root, agentFile, layoutName, provider string) []
 	}
 	out.WriteByte('\n')
 	return out.Bytes()
+}
+
+// captureBody sends req through the real provider SDK over a recording
+// transport and returns the body it would have sent.
+func captureBody(ctx context.Context, spec providers.Spec, req *llm.Request) ([]byte, error) {
+	tr := &capture.Transport{}
+	p, err := providers.New(spec, providers.Options{APIKey: "render-not-sent", BaseURL: "http://127.0.0.1:1", HTTPClient: tr.Client()})
+	if err != nil {
+		return nil, err
+	}
+	_, err = p.Stream(ctx, req, nil)
+	reqs := tr.Requests()
+	if len(reqs) == 0 {
+		return nil, fmt.Errorf("the SDK sent no request: %v", err)
+	}
+	return reqs[len(reqs)-1].Body, nil
 }
 
 // checkSeedText asserts the seeds' exact texts in the wire body (as JSON
@@ -282,7 +308,7 @@ func TestRenderEveryRealAgent(t *testing.T) {
 // agent config shows every kiro layer the config fills, with tokens.
 func TestRenderExplainRealAgent(t *testing.T) {
 	proj := shared.Path(t, "data/agents/projects/johnmbergman__kiro-agents")
-	r := strata(t, proj, nil, "render", "--layout", "kiro", "--agent", ".kiro/agents/researcher.json", "--explain", "what is new?")
+	r := runCLI(t, proj, nil, "render", "--layout", "kiro", "--agent", ".kiro/agents/researcher.json", "--explain", "what is new?")
 	if r.code != 0 {
 		t.Fatalf("exit %d: %s", r.code, r.stderr)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
 )
@@ -35,26 +35,26 @@ read/write tokens) and messages, one transaction per completed step.`,
 		Use:   "list",
 		Short: "List sessions, newest first",
 		Args:  cobra.NoArgs,
-		RunE: func(*cobra.Command, []string) error {
+		RunE: func(cmd *cobra.Command, _ []string) error {
 			st, err := openStore(db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return listSessions(os.Stdout, st)
+			return listSessions(cmd.Context(), os.Stdout, st)
 		},
 	}
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a session's loops, turns (usage and cache figures) and messages",
 		Args:  cobra.ExactArgs(1),
-		RunE: func(_ *cobra.Command, args []string) error {
+		RunE: func(cmd *cobra.Command, args []string) error {
 			st, err := openStore(db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return showSession(os.Stdout, st, args[0])
+			return showSession(cmd.Context(), os.Stdout, st, args[0])
 		},
 	}
 	cmd.AddCommand(list, show, newResumeCmd(&db), newBranchCmd(&db))
@@ -108,8 +108,8 @@ func newBranchCmd(db *string) *cobra.Command {
 	return cmd
 }
 
-func listSessions(w io.Writer, st *session.Store) error {
-	ss, err := st.ListSessions(0)
+func listSessions(ctx context.Context, w io.Writer, st session.Store) error {
+	ss, err := st.ListSessions(ctx, session.ListOptions{})
 	if err != nil {
 		return err
 	}
@@ -123,8 +123,8 @@ func listSessions(w io.Writer, st *session.Store) error {
 	return tw.Flush()
 }
 
-func showSession(w io.Writer, st *session.Store, id string) error {
-	d, err := st.LoadSession(id)
+func showSession(ctx context.Context, w io.Writer, st session.Store, id string) error {
+	d, err := st.LoadSession(ctx, id)
 	if errors.Is(err, session.ErrNotFound) {
 		return usagef("no session %q (see 'strata sessions list')", id)
 	}

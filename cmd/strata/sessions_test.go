@@ -79,19 +79,19 @@ func TestSIGKILLThenResume(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(ws, "ran.txt")); string(b) != "one\n" {
 		t.Fatalf("ran.txt before resume = %q", b)
 	}
-	r := strata(t, ws, env, "sessions", "show", id)
+	r := runCLI(t, ws, env, "sessions", "show", id)
 	if r.code != 0 || !strings.Contains(r.stdout, "in_progress") || !strings.Contains(r.stdout, "toolu_k1") {
 		t.Fatalf("show after kill (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
-	r = strata(t, ws, env, "sessions", "resume", id, "--replay", final, "--approve", "all")
+	r = runCLI(t, ws, env, "sessions", "resume", id, "--replay", final, "--approve", "all")
 	if r.code != 0 || !strings.Contains(r.stdout, "Both commands ran.") {
 		t.Fatalf("resume exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "ran.txt")); string(b) != "one\ntwo\n" {
 		t.Fatalf("ran.txt after resume = %q; want the first call not re-run", b)
 	}
-	r = strata(t, ws, env, "sessions", "show", id)
+	r = runCLI(t, ws, env, "sessions", "show", id)
 	turns := regexp.MustCompile(`(?m)^`+m[2]+`\s+(\d)\s+(\w+)\s+(\w+)\s+(\w+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindAllStringSubmatch(r.stdout, -1)
 	if len(turns) != 2 {
 		t.Fatalf("show after resume: want 2 turns:\n%s", r.stdout)
@@ -107,15 +107,15 @@ func TestSIGKILLThenResume(t *testing.T) {
 	}
 
 	branchReply := writeStream(t, streams, "branch.sse", llm.Usage{Input: 90, Output: 5}, llm.StopEndTurn, llm.TextBlock("Branched answer."))
-	r = strata(t, ws, env, "sessions", "branch", id, "--turn", "0", "--replay", branchReply, "--approve", "all", "try another way")
+	r = runCLI(t, ws, env, "sessions", "branch", id, "--turn", "0", "--replay", branchReply, "--approve", "all", "try another way")
 	if r.code != 0 || !strings.Contains(r.stdout, "Branched answer.") {
 		t.Fatalf("branch exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
-	r = strata(t, ws, env, "sessions", "show", id)
+	r = runCLI(t, ws, env, "sessions", "show", id)
 	if !strings.Contains(r.stdout, "branched from "+m[2]+" turn 0") || !regexp.MustCompile(`\s1\s+branch\s+completed`).MatchString(r.stdout) {
 		t.Errorf("show after branch:\n%s", r.stdout)
 	}
-	r = strata(t, ws, env, "sessions", "list")
+	r = runCLI(t, ws, env, "sessions", "list")
 	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "run both") {
 		t.Errorf("list:\n%s", r.stdout)
 	}
@@ -128,7 +128,7 @@ func TestAskWithoutTerminalDenies(t *testing.T) {
 	call := writeStream(t, streams, "w.sse", llm.Usage{Input: 10, Output: 5}, llm.StopToolUse,
 		llm.ToolUseBlock("toolu_w", "fs_write", json.RawMessage(`{"command":"create","path":"x.txt","file_text":"hi"}`)))
 	final := writeStream(t, streams, "f.sse", llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock("ok"))
-	r := strata(t, ws, nil, "run", "--replay", call+","+final, "hi")
+	r := runCLI(t, ws, nil, "run", "--replay", call+","+final, "hi")
 	if r.code != 0 || !strings.Contains(r.stdout, "fs_write denied") || !strings.Contains(r.stdout, "--approve all") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}

@@ -1,0 +1,301 @@
+package session
+
+// The Store contract itself (store.go), run against every implementation:
+// filters, copies, atomic and validated Steps, Close, cancelled contexts, and
+// that SQLite and Memory give the same answers for the same events.
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// ListOptions.Cwd keeps the sessions of one working directory (exact match),
+// still newest first and within Limit.
+func TestListSessionsFiltersByCwd(t *testing.T) { eachStore(t, testListSessionsFiltersByCwd) }
+
+func testListSessionsFiltersByCwd(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	for _, m := range []SessionMeta{{ID: "a1", Cwd: "/a"}, {ID: "b1", Cwd: "/b"}, {ID: "a2", Cwd: "/a"}, {ID: "a3", Cwd: "/a/"}} {
+		if _, err := s.CreateSession(ctx, m); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Make a1 the most recently updated.
+	f := newFake("la1")
+	f.prompt("p", event.TriggerUser, call{resp: llm.AssistantText("x"), stop: llm.StopEndTurn})
+	feed(t, s, "a1", f.ev)
+	for _, c := range []struct {
+		opts ListOptions
+		want string
+	}{
+		{ListOptions{Cwd: "/a"}, "a1 a2"},
+		{ListOptions{Cwd: "/a", Limit: 1}, "a1"},
+		{ListOptions{Cwd: "/b"}, "b1"},
+		{ListOptions{Cwd: "/c"}, ""},
+		{ListOptions{Limit: 1}, "a1"},
+	} {
+		l, err := s.ListSessions(ctx, c.opts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ids []string
+		for _, x := range l {
+			ids = append(ids, x.ID)
+			if c.opts.Cwd != "" && x.Cwd != c.opts.Cwd {
+				t.Errorf("%+v: session %s has cwd %q", c.opts, x.ID, x.Cwd)
+			}
+		}
+		if got := strings.Join(ids, " "); got != c.want {
+			t.Errorf("%+v: listed %q, want %q", c.opts, got, c.want)
+		}
+	}
+}
+
+// What a store returns, and what a Step hands it, stay the caller's:
+// changing them afterwards changes nothing stored.
+func TestValuesAreCopies(t *testing.T) { eachStore(t, testValuesAreCopies) }
+
+func testValuesAreCopies(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
+	a := mainScript("l")
+	feed(t, s, sess.ID, a.ev)
+	h, _ := s.History(ctx, "l")
+	h[0].Content[0].Text = "changed"
+	h[1].Content = nil
+	d, _ := s.LoadSession(ctx, sess.ID)
+	d.Messages[0].Content[0].Text = "changed"
+	d.Turns[0].Usage.Input = -1
+	d.Loops[0].ID = "changed"
+	r, _ := s.ReadLoop(ctx, "l")
+	r.Messages[0].Content[0].Text = "changed"
+	r.Turns[0].Status = TurnFailed
+	p, _ := s.Pending(ctx, "l")
+	_ = append(p, llm.TextBlock("changed"))
+
+	h, _ = s.History(ctx, "l")
+	jsonEq(t, "history after changing returned values", h, a.hist)
+	d2, _ := s.LoadSession(ctx, sess.ID)
+	if d2.Messages[0].Content[0].Text == "changed" || d2.Turns[0].Usage.Input == -1 || d2.Loops[0].ID != "l" {
+		t.Errorf("LoadSession returned the store's own values: %+v", d2.Turns[0])
+	}
+	if r, _ := s.ReadLoop(ctx, "l"); r.Turns[0].Status != TurnCompleted {
+		t.Errorf("ReadLoop returned the store's own turns: %+v", r.Turns[0])
+	}
+
+	blocks := []llm.Block{llm.TextBlock("kept")}
+	step := Step{SessionID: sess.ID, LoopID: "m", Loop: &Loop{Trigger: event.TriggerUser},
+		InsertTurn: &Turn{LoopID: "m", Status: TurnInProgress},
+		Insert:     []Message{{LoopID: "m", Kind: KindInput, Role: llm.RoleUser, Content: blocks}}}
+	if err := s.WriteStep(ctx, step); err != nil {
+		t.Fatal(err)
+	}
+	blocks[0].Text = "changed"
+	if h, _ := s.History(ctx, "m"); h[0].Text() != "kept" {
+		t.Errorf("the store kept the Step's own blocks: %+v", h)
+	}
+}
+
+// A Step that cannot be applied, whole, returns an error and stores nothing
+// of itself — not the session's update time or title, not the loop, not the
+// turn, not the parts before the failing one.
+func TestWriteStepIsAtomic(t *testing.T) { eachStore(t, testWriteStepIsAtomic) }
+
+func testWriteStepIsAtomic(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, SessionMeta{ID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.CreateSession(ctx, SessionMeta{ID: "s2"}); err != nil {
+		t.Fatal(err)
+	}
+	a := newFake("l")
+	m, res := toolCall("x", "glob")
+	a.prompt("hi", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
+		call{resp: llm.AssistantText("done"), stop: llm.StopEndTurn})
+	feed(t, s, "s1", a.ev)
+	before := snapshot(t, s)
+	later := a.clock.Add(time.Hour)
+	text := []llm.Block{llm.TextBlock("t")}
+	part := func(seq, p int, kind MessageKind, role llm.Role) Message {
+		return Message{LoopID: "l", Seq: seq, Part: p, Kind: kind, Role: role, Content: text}
+	}
+	cancelled, cancel := context.WithCancel(ctx)
+	cancel()
+	failed := &Turn{LoopID: "l", Index: 0, Status: TurnFailed, Error: "boom", EndedAt: later}
+	for _, c := range []struct {
+		name string
+		ctx  context.Context
+		step Step
+		is   error  // the error wraps it, when set
+		says string // the error contains it, when set
+	}{
+		{"unknown session", ctx, Step{SessionID: "nosuch", LoopID: "l", Time: later}, ErrNotFound, "nosuch"},
+		{"loop of another session", ctx, Step{SessionID: "s2", LoopID: "l", Time: later, Title: "t", Loop: &Loop{Trigger: event.TriggerUser}}, nil, "belongs to session s1"},
+		{"turn already recorded", ctx, Step{SessionID: "s1", LoopID: "l", Time: later, InsertTurn: &Turn{LoopID: "l", Index: 1, Status: TurnInProgress}}, nil, "turn 1"},
+		{"update of a missing turn", ctx, Step{SessionID: "s1", LoopID: "l", Time: later, UpdateTurn: &Turn{LoopID: "l", Index: 9, Status: TurnCompleted}}, ErrNotFound, "turn 9"},
+		{"part already stored", ctx, Step{SessionID: "s1", LoopID: "l", Time: later, InsertTurn: &Turn{LoopID: "l", Index: 2, Status: TurnInProgress},
+			Insert: []Message{part(5, 0, KindInput, llm.RoleUser), part(0, 0, KindInput, llm.RoleUser)}}, nil, "message 0.0"},
+		{"part inserted twice", ctx, Step{SessionID: "s1", LoopID: "new", Time: later, Loop: &Loop{Trigger: event.TriggerUser},
+			Insert: []Message{{LoopID: "new", Kind: KindInput, Role: llm.RoleUser}, {LoopID: "new", Kind: KindInput, Role: llm.RoleUser}}}, nil, "message 0.0"},
+		{"replace of a missing part", ctx, Step{SessionID: "s1", LoopID: "l", Time: later, UpdateTurn: failed,
+			Replace: []Message{part(99, 0, KindToolResults, llm.RoleUser)}}, ErrNotFound, "message 99.0"},
+		{"replace of a dropped part", ctx, Step{SessionID: "s1", LoopID: "l", Time: later, UpdateTurn: failed, DropOutput: true,
+			Replace: []Message{part(2, 0, KindToolResults, llm.RoleUser)}}, ErrNotFound, "message 2.0"},
+		{"unknown loop without Loop", ctx, Step{SessionID: "s1", LoopID: "nope", Time: later, InsertTurn: &Turn{LoopID: "nope", Status: TurnInProgress}}, nil, "nope"},
+		{"cancelled context", cancelled, Step{SessionID: "s1", LoopID: "l", Time: later, Title: "t"}, context.Canceled, ""},
+		// Invalid steps.
+		{"no session id", ctx, Step{LoopID: "l"}, nil, "session id is empty"},
+		{"no loop id", ctx, Step{SessionID: "s1"}, nil, "loop id is empty"},
+		{"insert and update", ctx, Step{SessionID: "s1", LoopID: "l", InsertTurn: failed, UpdateTurn: failed}, nil, "at most one"},
+		{"drop without a turn", ctx, Step{SessionID: "s1", LoopID: "l", DropOutput: true}, nil, "DropOutput"},
+		{"turn of another loop", ctx, Step{SessionID: "s1", LoopID: "l", UpdateTurn: &Turn{LoopID: "k", Status: TurnFailed}}, nil, `loop id "k"`},
+		{"bad status", ctx, Step{SessionID: "s1", LoopID: "l", UpdateTurn: &Turn{LoopID: "l", Status: "done"}}, nil, `status "done"`},
+		{"part of another loop", ctx, Step{SessionID: "s1", LoopID: "l", Insert: []Message{{LoopID: "k", Kind: KindInput, Role: llm.RoleUser}}}, nil, `loop id "k"`},
+		{"bad role", ctx, Step{SessionID: "s1", LoopID: "l", Insert: []Message{{LoopID: "l", Seq: 7, Kind: KindInput, Role: "system"}}}, nil, `role "system"`},
+		{"bad kind", ctx, Step{SessionID: "s1", LoopID: "l", Insert: []Message{{LoopID: "l", Seq: 7, Kind: "extra", Role: llm.RoleUser}}}, nil, `kind "extra"`},
+	} {
+		err := s.WriteStep(c.ctx, c.step)
+		switch {
+		case err == nil:
+			t.Errorf("%s: step accepted", c.name)
+			continue
+		case c.is != nil && !errors.Is(err, c.is):
+			t.Errorf("%s: %v does not wrap %v", c.name, err, c.is)
+		case !strings.Contains(err.Error(), c.says):
+			t.Errorf("%s: %q does not say %q", c.name, err, c.says)
+		}
+		if after := snapshot(t, s); after != before {
+			t.Fatalf("%s: the failed step changed the store:\n before %s\n after  %s", c.name, before, after)
+		}
+	}
+	if _, err := s.ReadLoop(ctx, "new"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("a failed step created loop new: %v", err)
+	}
+}
+
+// snapshot is everything a store holds, as JSON.
+func snapshot(t *testing.T, s Store) string {
+	t.Helper()
+	ctx := t.Context()
+	list, err := s.ListSessions(ctx, ListOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var all []any
+	for _, x := range list {
+		d, err := s.LoadSession(ctx, x.ID)
+		if err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, x, d)
+	}
+	b, _ := json.Marshal(all)
+	return string(b)
+}
+
+// After Close every method fails (and a second Close does not panic).
+func TestClosedStoreFails(t *testing.T) { eachStore(t, testClosedStoreFails) }
+
+func testClosedStoreFails(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
+	feed(t, s, sess.ID, mainScript("l").ev)
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	calls := map[string]func() error{
+		"CreateSession": func() error { _, err := s.CreateSession(ctx, SessionMeta{}); return err },
+		"ListSessions":  func() error { _, err := s.ListSessions(ctx, ListOptions{}); return err },
+		"LoadSession":   func() error { _, err := s.LoadSession(ctx, sess.ID); return err },
+		"LatestLoop":    func() error { _, err := s.LatestLoop(ctx, sess.ID); return err },
+		"History":       func() error { _, err := s.History(ctx, "l"); return err },
+		"Pending":       func() error { _, err := s.Pending(ctx, "l"); return err },
+		"NextTurnIndex": func() error { _, err := s.NextTurnIndex(ctx, "l"); return err },
+		"Branch":        func() error { return s.Branch(ctx, sess.ID, "l", 0, "b") },
+		"ReadLoop":      func() error { _, err := s.ReadLoop(ctx, "l"); return err },
+		"WriteStep":     func() error { return s.WriteStep(ctx, Step{SessionID: sess.ID, LoopID: "l", Title: "t"}) },
+	}
+	for name, call := range calls {
+		if err := call(); err == nil {
+			t.Errorf("%s after Close succeeded", name)
+		}
+	}
+	s.Close()
+}
+
+// The same events give the same records in every implementation: sessions,
+// loops, turns, parts, summaries, and every loop's history, pending calls,
+// next turn index and the latest loop (times the stores pick themselves —
+// creation, a branch — aside).
+func TestImplementationsAgree(t *testing.T) {
+	a := mainScript("main")
+	c := mainScript("cut")
+	cut := 0
+	for i, e := range c.ev {
+		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "t0-1" {
+			cut = i + 1
+		}
+	}
+	var got []string
+	for _, im := range impls {
+		s := im.open(t)
+		ctx := t.Context()
+		for _, id := range []string{"s1", "s2"} {
+			if _, err := s.CreateSession(ctx, SessionMeta{ID: id, Cwd: "/w"}); err != nil {
+				t.Fatal(err)
+			}
+		}
+		feed(t, s, "s1", a.ev)
+		feed(t, s, "s2", c.ev[:cut])
+		if err := s.Branch(ctx, "s1", "main", 4, "b4"); err != nil {
+			t.Fatal(err)
+		}
+		var all []any
+		list, _ := s.ListSessions(ctx, ListOptions{})
+		for i := range list {
+			list[i].CreatedAt = time.Time{}
+		}
+		all = append(all, list)
+		for _, id := range []string{"s1", "s2"} {
+			d, _ := s.LoadSession(ctx, id)
+			d.CreatedAt = time.Time{}
+			for i := range d.Loops {
+				if d.Loops[i].Trigger == event.TriggerBranch {
+					d.Loops[i].CreatedAt = time.Time{}
+				}
+			}
+			latest, err := s.LatestLoop(ctx, id)
+			all = append(all, d, latest, errText(err))
+		}
+		for _, l := range []string{"main", "cut", "b4"} {
+			h, err1 := s.History(ctx, l)
+			p, err2 := s.Pending(ctx, l)
+			n, err3 := s.NextTurnIndex(ctx, l)
+			r, err4 := s.ReadLoop(ctx, l)
+			r.CreatedAt = time.Time{}
+			all = append(all, h, p, n, r, errText(errors.Join(err1, err2, err3, err4)))
+		}
+		b, _ := json.Marshal(all)
+		got = append(got, string(b))
+	}
+	for i := 1; i < len(got); i++ {
+		if got[i] != got[0] {
+			t.Errorf("%s and %s disagree:\n%s\n%s", impls[0].name, impls[i].name, got[0], got[i])
+		}
+	}
+}
+
+func errText(err error) string {
+	if err == nil {
+		return ""
+	}
+	return err.Error()
+}

@@ -1,0 +1,274 @@
+package session
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+var _ Store = (*SQLite)(nil)
+
+// CreateSession implements Store.
+func (s *SQLite) CreateSession(ctx context.Context, meta SessionMeta) (Session, error) {
+	if meta.ID == "" {
+		meta.ID = newID()
+	}
+	meta.Title = firstLine(meta.Title)
+	now := time.Now().UTC().Truncate(time.Millisecond)
+	_, err := s.db.ExecContext(ctx, `INSERT INTO sessions
+		(id, created_at, updated_at, title, cwd, agent_file, provider, model, layout)
+		VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		meta.ID, ms(now), ms(now), meta.Title, meta.Cwd, meta.AgentFile, meta.Provider, meta.Model, meta.Layout)
+	if err != nil {
+		return Session{}, fmt.Errorf("session: create session %s: %w", meta.ID, err)
+	}
+	return Session{SessionMeta: meta, CreatedAt: now, UpdatedAt: now}, nil
+}
+
+// ListSessions implements Store.
+func (s *SQLite) ListSessions(ctx context.Context, opts ListOptions) ([]SessionSummary, error) {
+	limit := opts.Limit
+	if limit <= 0 {
+		limit = -1 // SQLite: no limit
+	}
+	rows, err := s.db.QueryContext(ctx, `
+		SELECT s.id, s.title, s.cwd, s.created_at, s.updated_at, count(t.turn_index),
+			coalesce(sum(t.input_tokens), 0), coalesce(sum(t.output_tokens), 0),
+			coalesce(sum(t.reasoning_tokens), 0), coalesce(sum(t.cache_read_tokens), 0),
+			coalesce(sum(t.cache_write_tokens), 0), coalesce(sum(t.total_tokens), 0)
+		FROM sessions s
+		LEFT JOIN loops l ON l.session_id = s.id
+		LEFT JOIN turns t ON t.loop_id = l.id
+		WHERE ?1 = '' OR s.cwd = ?1
+		GROUP BY s.id
+		ORDER BY s.updated_at DESC, s.created_at DESC, s.id
+		LIMIT ?2`, opts.Cwd, limit)
+	if err != nil {
+		return nil, fmt.Errorf("session: list sessions: %w", err)
+	}
+	defer rows.Close()
+	var out []SessionSummary
+	for rows.Next() {
+		var x SessionSummary
+		var c, u int64
+		if err := rows.Scan(&x.ID, &x.Title, &x.Cwd, &c, &u, &x.Turns, &x.Usage.Input, &x.Usage.Output,
+			&x.Usage.Reasoning, &x.Usage.CacheRead, &x.Usage.CacheWrite, &x.Usage.Total); err != nil {
+			return nil, fmt.Errorf("session: list sessions: %w", err)
+		}
+		x.CreatedAt, x.UpdatedAt = fromMS(c), fromMS(u)
+		out = append(out, x)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("session: list sessions: %w", err)
+	}
+	return out, nil
+}
+
+// LoadSession implements Store.
+func (s *SQLite) LoadSession(ctx context.Context, id string) (*SessionDetail, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("session: load session %s: %w", id, err)
+	}
+	defer tx.Rollback()
+	full, err := resolve(ctx, tx, "sessions", "session", id)
+	if err != nil {
+		return nil, fmt.Errorf("session: load %w", err)
+	}
+	d, err := loadDetail(ctx, tx, full)
+	if err != nil {
+		return nil, fmt.Errorf("session: load session %s: %w", full, err)
+	}
+	return d, nil
+}
+
+func loadDetail(ctx context.Context, q queryer, id string) (*SessionDetail, error) {
+	d := &SessionDetail{}
+	var c, u int64
+	err := q.QueryRowContext(ctx, `SELECT id, created_at, updated_at, title, cwd, agent_file, provider, model, layout
+		FROM sessions WHERE id = ?`, id).Scan(&d.ID, &c, &u, &d.Title, &d.Cwd, &d.AgentFile, &d.Provider, &d.Model, &d.Layout)
+	if err != nil {
+		return nil, err
+	}
+	d.CreatedAt, d.UpdatedAt = fromMS(c), fromMS(u)
+	if d.Loops, err = queryLoops(ctx, q, `l.session_id = ?`, id); err != nil {
+		return nil, err
+	}
+	if d.Turns, err = queryTurns(ctx, q, `l.session_id = ?`, id); err != nil {
+		return nil, err
+	}
+	if d.Messages, err = queryMessages(ctx, q, `l.session_id = ?`, id); err != nil {
+		return nil, err
+	}
+	return d, nil
+}
+
+// queryLoops reads the loops (alias l) matching where, by creation.
+func queryLoops(ctx context.Context, q queryer, where string, args ...any) ([]Loop, error) {
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, coalesce(parent_loop_id, ''), coalesce(branched_from_loop, ''),
+		coalesce(branched_from_turn, -1), trigger, created_at FROM loops l WHERE `+where+` ORDER BY created_at, rowid`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Loop
+	for rows.Next() {
+		var l Loop
+		var created int64
+		if err := rows.Scan(&l.ID, &l.SessionID, &l.ParentLoopID, &l.BranchedFromLoop, &l.BranchedFromTurn, &l.Trigger, &created); err != nil {
+			return nil, err
+		}
+		l.CreatedAt = fromMS(created)
+		out = append(out, l)
+	}
+	return out, rows.Err()
+}
+
+// queryTurns reads the turns of the loops (alias l) matching where, by loop
+// creation then turn index.
+func queryTurns(ctx context.Context, q queryer, where string, args ...any) ([]Turn, error) {
+	rows, err := q.QueryContext(ctx, `SELECT t.loop_id, turn_index, triggered_by, correlation_id, status, stop_reason, error,
+		input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens, started_at, ended_at
+		FROM turns t JOIN loops l ON l.id = t.loop_id WHERE `+where+`
+		ORDER BY l.created_at, l.rowid, t.turn_index`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Turn
+	for rows.Next() {
+		var t Turn
+		var st, en int64
+		if err := rows.Scan(&t.LoopID, &t.Index, &t.TriggeredBy, &t.CorrelationID, &t.Status, &t.StopReason, &t.Error,
+			&t.Usage.Input, &t.Usage.Output, &t.Usage.Reasoning, &t.Usage.CacheRead, &t.Usage.CacheWrite, &t.Usage.Total,
+			&st, &en); err != nil {
+			return nil, err
+		}
+		t.StartedAt, t.EndedAt = fromMS(st), fromMS(en)
+		out = append(out, t)
+	}
+	return out, rows.Err()
+}
+
+// queryMessages reads the message parts of the loops (alias l) matching
+// where, by loop creation, then Seq, then Part.
+func queryMessages(ctx context.Context, q queryer, where string, args ...any) ([]Message, error) {
+	rows, err := q.QueryContext(ctx, `SELECT m.loop_id, seq, part, turn_index, kind, role, content
+		FROM messages m JOIN loops l ON l.id = m.loop_id WHERE `+where+`
+		ORDER BY l.created_at, l.rowid, m.seq, m.part`, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []Message
+	for rows.Next() {
+		var m Message
+		var content string
+		if err := rows.Scan(&m.LoopID, &m.Seq, &m.Part, &m.TurnIndex, &m.Kind, &m.Role, &content); err != nil {
+			return nil, err
+		}
+		if m.Content, err = decodeBlocks(content); err != nil {
+			return nil, fmt.Errorf("loop %s message %d.%d: %w", m.LoopID, m.Seq, m.Part, err)
+		}
+		out = append(out, m)
+	}
+	return out, rows.Err()
+}
+
+// ReadLoop implements Writer.
+func (s *SQLite) ReadLoop(ctx context.Context, loopID string) (*LoopRecord, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	if err != nil {
+		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
+	}
+	defer tx.Rollback()
+	loops, err := queryLoops(ctx, tx, `l.id = ?`, loopID)
+	if err != nil {
+		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
+	}
+	if len(loops) == 0 {
+		return nil, fmt.Errorf("session: read loop %s: %w", loopID, ErrNotFound)
+	}
+	r := &LoopRecord{Loop: loops[0]}
+	if r.Turns, err = queryTurns(ctx, tx, `l.id = ?`, loopID); err != nil {
+		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
+	}
+	if r.Messages, err = queryMessages(ctx, tx, `l.id = ?`, loopID); err != nil {
+		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
+	}
+	return r, nil
+}
+
+// History implements Store.
+func (s *SQLite) History(ctx context.Context, loopID string) ([]llm.Message, error) {
+	parts, err := s.loopParts(ctx, "history", loopID)
+	if err != nil {
+		return nil, err
+	}
+	return historyOf(parts), nil
+}
+
+// Pending implements Store.
+func (s *SQLite) Pending(ctx context.Context, loopID string) ([]llm.Block, error) {
+	parts, err := s.loopParts(ctx, "pending tool calls", loopID)
+	if err != nil {
+		return nil, err
+	}
+	return pendingOf(historyOf(parts)), nil
+}
+
+// loopParts resolves loopID and reads its message parts in one statement (one
+// snapshot: never half a Step); errors start with "session: <what>".
+func (s *SQLite) loopParts(ctx context.Context, what, loopID string) ([]Message, error) {
+	full, err := resolve(ctx, s.db, "loops", "loop", loopID)
+	if err != nil {
+		return nil, fmt.Errorf("session: %s: %w", what, err)
+	}
+	parts, err := queryMessages(ctx, s.db, `l.id = ?`, full)
+	if err != nil {
+		return nil, fmt.Errorf("session: %s of loop %s: %w", what, full, err)
+	}
+	return parts, nil
+}
+
+// LatestLoop implements Store.
+func (s *SQLite) LatestLoop(ctx context.Context, sessionID string) (string, error) {
+	full, err := resolve(ctx, s.db, "sessions", "session", sessionID)
+	if err != nil {
+		return "", fmt.Errorf("session: latest loop: %w", err)
+	}
+	var id string
+	err = s.db.QueryRowContext(ctx, `SELECT l.id FROM loops l LEFT JOIN turns t ON t.loop_id = l.id
+		WHERE l.session_id = ? AND l.trigger <> ?
+		GROUP BY l.id ORDER BY max(coalesce(max(t.started_at), 0), l.created_at) DESC, l.rowid DESC LIMIT 1`,
+		full, string(event.TriggerSubAgent)).Scan(&id)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", fmt.Errorf("session: session %s has no loop: %w", full, ErrNotFound)
+	}
+	if err != nil {
+		return "", fmt.Errorf("session: latest loop of session %s: %w", full, err)
+	}
+	return id, nil
+}
+
+// NextTurnIndex implements Store.
+func (s *SQLite) NextTurnIndex(ctx context.Context, loopID string) (int, error) {
+	full, err := resolve(ctx, s.db, "loops", "loop", loopID)
+	if err != nil {
+		return 0, fmt.Errorf("session: next turn index: %w", err)
+	}
+	var n int
+	err = s.db.QueryRowContext(ctx, `SELECT max(
+			coalesce((SELECT max(turn_index) FROM turns WHERE loop_id = ?1), -1),
+			coalesce((SELECT max(turn_index) FROM messages WHERE loop_id = ?1), -1),
+			coalesce((SELECT branched_from_turn FROM loops WHERE id = ?1), -1)) + 1`, full).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("session: next turn index of loop %s: %w", full, err)
+	}
+	return n, nil
+}
