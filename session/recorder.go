@@ -16,7 +16,8 @@ import (
 // Writer.WriteStep) per completed step:
 //
 //  1. the turn's assistant message_end (the model call completed): the turn
-//     record (in_progress), the turn's input messages and the assistant message;
+//     record (in_progress), the turn's input messages and the assistant
+//     message;
 //  2. each tool_execution_end: that tool's result, appended to the turn's
 //     tool_results message (a crash after 2 of 3 tools keeps 2);
 //  3. turn_end: the turn marked completed with its usage and end time, or
@@ -33,8 +34,9 @@ import (
 //
 // Feed it every event of the session's loops, in emission order and
 // synchronously (event.Bus.SubscribeSync), so each step is stored (on disk,
-// for SQLite) before the loop takes the next one. Events of several loops (sub-agents) may
-// interleave. Safe for concurrent use, though events must arrive in order.
+// for SQLite) before the loop takes the next one. Events of several loops
+// (sub-agents) may interleave. Safe for concurrent use, though events must
+// arrive in order.
 //
 // The Recorder is where the event→record rules live, for every Store: it
 // reads a loop's stored tail once (Writer.ReadLoop) and from then on knows
