@@ -102,8 +102,12 @@ func (r *Recorder) Err() error {
 // tool_execution_end, turn_end) commit a transaction before Observe returns;
 // the others only update the Recorder's memory or are ignored. An error
 // (an event out of order, a missing session, a database failure) leaves the
-// store at the last committed step; the first one is also kept for Err.
+// store at the last committed step; the first one is also kept for Err. A
+// failed turn_end's message is e.Error, or e.Err's when Error is empty.
 func (r *Recorder) Observe(e event.Event) error {
+	if e.Err != nil && e.Error == "" {
+		e.Error = e.Err.Error() // an event that did not pass through Bus.Emit
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.observe(e)
