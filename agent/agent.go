@@ -22,6 +22,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/strata-agent/strata/compact"
@@ -46,6 +47,11 @@ var (
 	ErrAborted = errors.New("agent: turn aborted by before_turn")
 	// ErrDenied: a guard hook denied the input or the request.
 	ErrDenied = errors.New("agent: denied by a guard hook")
+	// ErrBusy: Prompt, PromptWith or Resume was called while another of
+	// them was running on the same Agent. It is returned at once, unwrapped,
+	// before any event or history change; wait for the running call to
+	// return, or add to it with Steer or FollowUp.
+	ErrBusy = errors.New("agent: a prompt is already running on this agent")
 )
 
 // Config wires an Agent. Provider, Layout and Tools are required.
@@ -125,9 +131,13 @@ type TurnRecord struct {
 	Err         error // non-nil when the turn failed
 }
 
-// Agent is one conversation (one loop) with a model. Prompt and Resume must
-// not run concurrently; Steer and FollowUp may be called from any goroutine.
+// Agent is one conversation (one loop) with a model. It runs one Prompt,
+// PromptWith or Resume at a time: a call made while another runs returns
+// ErrBusy. Steer and FollowUp may be called from any goroutine at any time.
+// The other methods (History, Usage, SetMode, SetFirstTrigger, ...) must not
+// be called while a prompt runs.
 type Agent struct {
+	busy    atomic.Bool // a Prompt, PromptWith or Resume is running
 	cfg     Config
 	loopID  string
 	history []llm.Message
@@ -260,7 +270,9 @@ type Result struct {
 // Errors (wrapped): ErrDenied when a guard hook refuses the input or a
 // request; ErrMaxTurns, ErrTokenLimit (after an AgentStopped event);
 // ErrAborted; the provider's error when a model call fails (the failed call
-// leaves no assistant message in the history); ctx.Err() when cancelled.
+// leaves no assistant message in the history); ctx.Err() when cancelled;
+// ErrBusy (at once, nothing done) while another prompt runs on a. The
+// error, if any, is also the Err of the SessionTurnEnd event.
 func (a *Agent) Prompt(ctx context.Context, text string) (*Result, error) {
 	return a.PromptWith(ctx, text, nil)
 }
@@ -272,6 +284,10 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	if strings.TrimSpace(text) == "" && len(attachments) == 0 {
 		return nil, errors.New("agent: prompt is empty")
 	}
+	if !a.busy.CompareAndSwap(false, true) {
+		return nil, ErrBusy
+	}
+	defer a.busy.Store(false)
 	corr := NewID()
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
 	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Input: &text}
@@ -356,17 +372,13 @@ func (a *Agent) checkLimits(corr string, res *Result) error {
 	default:
 		return nil
 	}
-	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Text: msg, Error: err.Error()})
+	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Text: msg, Err: err})
 	return err
 }
 
 // endSession emits SessionTurnEnd and returns res with err.
 func (a *Agent) endSession(corr string, res *Result, err error) (*Result, error) {
-	e := event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), StopReason: res.StopReason}
-	if err != nil {
-		e.Error = err.Error()
-	}
-	a.emit(e)
+	a.emit(event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), StopReason: res.StopReason, Err: err})
 	return res, err
 }
 

@@ -196,6 +196,9 @@ func TestMaxTurnsStopsExplicitly(t *testing.T) {
 	if stopped == nil || !strings.Contains(stopped.Text, "max turns 1 reached") {
 		t.Fatalf("no agent_stopped event naming the limit: %+v", stopped)
 	}
+	if !errors.Is(stopped.Err, ErrMaxTurns) || stopped.Error != stopped.Err.Error() {
+		t.Errorf("agent_stopped Err %v, Error %q; want ErrMaxTurns and its text", stopped.Err, stopped.Error)
+	}
 	if h := a.History(); len(h) != 3 || h[2].Content[0].Type != llm.BlockToolResult {
 		t.Errorf("history should end with the executed tool's result: %d messages", len(h))
 	}
@@ -225,9 +228,22 @@ func TestFailedCallLeavesNoHalfTurn(t *testing.T) {
 			if last.Kind != event.SessionTurnEnd || last.Error == "" {
 				t.Errorf("last event %s error %q", last.Kind, last.Error)
 			}
+			// The error reaches observers as a value: the provider_error,
+			// turn_end and session_turn_end events carry the loop's error.
+			for _, e := range rec.ev {
+				switch e.Kind {
+				case event.ProviderError, event.TurnEnd, event.SessionTurnEnd:
+					if !errors.Is(err, e.Err) || e.Error != e.Err.Error() {
+						t.Errorf("%s event: Err %v, Error %q; want the returned error %v", e.Kind, e.Err, e.Error, err)
+					}
+				}
+			}
 			var apiErr *llm.APIError
-			if name == "http 529" && (!errors.As(err, &apiErr) || apiErr.StatusCode != 529 || apiErr.Type != "overloaded_error") {
-				t.Errorf("err = %v, want APIError 529 overloaded_error", err)
+			if name == "http 529" && (!errors.As(last.Err, &apiErr) || apiErr.StatusCode != 529 || apiErr.Type != "overloaded_error") {
+				t.Errorf("session_turn_end Err = %v, want APIError 529 overloaded_error", last.Err)
+			}
+			if name == "cut stream" && !errors.Is(last.Err, llm.ErrStreamTruncated) {
+				t.Errorf("session_turn_end Err = %v, want llm.ErrStreamTruncated", last.Err)
 			}
 		})
 	}

@@ -78,29 +78,50 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 	b.ReportMetric(float64(loopT)/float64(bareT), "x_bare_stream")
 }
 
-// BenchmarkEventFanout emits a turn's worth of events to 10 observers, as a
-// ratio to the same emission to 1 observer (the bus queues per observer, so
-// the emitter's cost should grow far less than 10×).
+// BenchmarkEventFanout emits a turn's worth of events (1000 deltas) to 10
+// observers, as a ratio of the emitter's time to the same emission to 1
+// observer, per delivery policy: the default Block queue (1024 events, so
+// the emitter seldom waits), a 16-event Block queue (the emitter waits for
+// the slowest observer) and a 16-event Drop queue (it never waits; the
+// share of deliveries dropped is reported). Each run ends with Close, which
+// waits until the observers have seen what was queued.
 func BenchmarkEventFanout(b *testing.B) {
-	run := func(observers int) time.Duration {
-		bus := event.NewBus()
-		for i := 0; i < observers; i++ {
-			bus.Subscribe(func(event.Event) {})
-		}
-		d := llm.Delta{Type: llm.DeltaText, Text: "token"}
-		t0 := time.Now()
-		for i := 0; i < 1000; i++ {
-			bus.Emit(event.Event{Kind: event.MessageUpdate, Delta: &d})
-		}
-		el := time.Since(t0)
-		bus.Close()
-		return el
+	for _, c := range []struct {
+		name string
+		opts []event.SubscribeOption
+	}{
+		{"block", nil},
+		{"block_queue16", []event.SubscribeOption{event.WithQueueSize(16)}},
+		{"drop_queue16", []event.SubscribeOption{event.WithQueueSize(16), event.WithPolicy(event.Drop)}},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			var dropped int64
+			run := func(observers int) time.Duration {
+				bus := event.NewBus()
+				subs := make([]*event.Subscription, observers)
+				for i := range subs {
+					subs[i] = bus.Subscribe(func(event.Event) {}, c.opts...)
+				}
+				d := llm.Delta{Type: llm.DeltaText, Text: "token"}
+				t0 := time.Now()
+				for i := 0; i < 1000; i++ {
+					bus.Emit(event.Event{Kind: event.MessageUpdate, Delta: &d})
+				}
+				el := time.Since(t0)
+				bus.Close()
+				for _, s := range subs {
+					dropped += s.Dropped()
+				}
+				return el
+			}
+			var one, ten time.Duration
+			for i := 0; i < b.N; i++ {
+				one += run(1)
+				ten += run(10)
+			}
+			b.ReportMetric(float64(ten)/float64(one), "x_1_observer")
+			b.ReportMetric(float64(ten)/float64(b.N)/1000, "ns/event_10obs")
+			b.ReportMetric(float64(dropped)/float64(b.N*11*1000), "dropped/delivery")
+		})
 	}
-	var one, ten time.Duration
-	for i := 0; i < b.N; i++ {
-		one += run(1)
-		ten += run(10)
-	}
-	b.ReportMetric(float64(ten)/float64(one), "x_1_observer")
-	b.ReportMetric(float64(ten)/float64(b.N)/1000, "ns/event_10obs")
 }

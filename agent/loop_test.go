@@ -248,8 +248,8 @@ func TestStageHooks(t *testing.T) {
 	if !errors.Is(err, ErrDenied) || !strings.Contains(err.Error(), "over budget") || len(srv.Received()) != 0 {
 		t.Fatalf("err %v, %d requests sent", err, len(srv.Received()))
 	}
-	if last := rec.ev[len(rec.ev)-1]; last.Kind != event.SessionTurnEnd || last.Error == "" {
-		t.Errorf("last event %+v", last)
+	if last := rec.ev[len(rec.ev)-1]; last.Kind != event.SessionTurnEnd || !errors.Is(last.Err, ErrDenied) || last.Error != err.Error() {
+		t.Errorf("last event %+v; want session_turn_end with ErrDenied", last)
 	}
 }
 
@@ -273,6 +273,9 @@ func TestLimitsAndBeforeTurn(t *testing.T) {
 	kinds := rec.kinds()
 	if kinds[len(kinds)-2] != string(event.AgentStopped) || !strings.Contains(rec.ev[len(rec.ev)-2].Text, "session token limit 100") {
 		t.Errorf("events end %v", kinds[len(kinds)-3:])
+	}
+	if stop := rec.ev[len(rec.ev)-2]; !errors.Is(stop.Err, ErrTokenLimit) {
+		t.Errorf("agent_stopped Err = %v; want ErrTokenLimit", stop.Err)
 	}
 
 	a, _, bus, _, srv := parallelAgent(t, Config{BeforeTurn: func(context.Context, TurnInfo) error { return errors.New("maintenance") }})

@@ -165,8 +165,13 @@ func (a *Agent) runNonGuards(ctx context.Context, p *Payload) {
 // continues the loop until the model stops. Calls that completed before the
 // crash are not run again. With no pending calls it only continues when the
 // history ends in tool results (the model has not answered them yet); it
-// returns (nil, nil) when there is nothing to do.
+// returns (nil, nil) when there is nothing to do. It fails like Prompt,
+// ErrBusy included.
 func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block) (*Result, error) {
+	if !a.busy.CompareAndSwap(false, true) {
+		return nil, ErrBusy
+	}
+	defer a.busy.Store(false)
 	corr := NewID()
 	res := &Result{}
 	n := len(a.history)

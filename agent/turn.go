@@ -20,7 +20,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
 			err = fmt.Errorf("%w: %w", ErrAborted, err)
-			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: &id, Text: "[agent stopped: " + err.Error() + "]", Error: err.Error()})
+			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: &id, Text: "[agent stopped: " + err.Error() + "]", Err: err})
 			return nil, err
 		}
 	}
@@ -34,7 +34,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	}
 	resp, err := a.call(ctx, corr, &id)
 	if err != nil {
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Error: err.Error()})
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Err: err})
 		rec.Err, rec.EndedAt = err, time.Now()
 		a.afterTurn(ctx, rec)
 		return nil, err
@@ -170,7 +170,7 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.R
 		a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: &d})
 	})
 	if err != nil {
-		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Error: err.Error()})
+		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Err: err})
 		return nil, err
 	}
 	begin()

@@ -11,6 +11,12 @@
 //
 // Provider*, ToolCallApproved/Denied and Progress events interleave at the
 // points where they happen; SessionTurnStart/End bracket one user turn.
+//
+// Delivery: a Bus gives every Subscribe observer (and every Events
+// iterator) its own bounded queue and a Policy for when it is full — Block
+// (the default: Emit waits, nothing is lost, a stuck observer stalls the
+// loop) or Drop (Emit goes on; the loss is counted and announced with a
+// Dropped event). SubscribeSync observers run inline in Emit.
 package event
 
 import (
@@ -26,9 +32,9 @@ type Kind string
 // Event kinds.
 const (
 	SessionTurnStart    Kind = "session_turn_start"    // a user turn begins (seed 001 RECEIVE_INPUT)
-	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (seed 001 RENDER)
+	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (seed 001 RENDER); Err is why it failed, if it did
 	TurnStart           Kind = "turn_start"            // one model call-and-response cycle begins (seed 003)
-	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage
+	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage, or Err when the model call failed
 	MessageStart        Kind = "message_start"         // an input or assistant message begins
 	MessageUpdate       Kind = "message_update"        // a stream delta of the assistant message
 	MessageEnd          Kind = "message_end"           // the message is complete; carries it
@@ -40,9 +46,14 @@ const (
 	Compaction          Kind = "compaction"            // old messages were detached into a frozen history chunk (seed 003 [compaction]); Text says which
 	ProviderRequest     Kind = "provider_request"      // a request was sent to the provider
 	ProviderResponse    Kind = "provider_response"     // the provider's response completed
-	ProviderError       Kind = "provider_error"        // the provider call failed; Error is the message
-	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text says which (terminal)
+	ProviderError       Kind = "provider_error"        // the provider call failed; Err is the provider's error
+	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text says which, Err is the sentinel (terminal)
 	Progress            Kind = "progress"              // a plain-text status line
+	// Dropped is made by the bus, never emitted: a Subscribe observer with
+	// the Drop policy receives it before its next delivered event (or last,
+	// at Close) when events did not fit its queue. DroppedCount is how many
+	// were lost, Text names their Seq range; its own Seq is 0.
+	Dropped Kind = "dropped"
 )
 
 // TurnID identifies one turn: the loop it belongs to and its zero-based index
@@ -81,8 +92,19 @@ type Event struct {
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*
-	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, AgentStopped
-	Error      string         `json:"error,omitempty"`       // ProviderError, AgentStopped
+	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, AgentStopped, Dropped
+	// Err is why a ProviderError, AgentStopped, TurnEnd or SessionTurnEnd
+	// failed, as the error value the loop returned, so in-process observers
+	// can use errors.Is (agent.ErrMaxTurns, llm.ErrStreamTruncated, ...) and
+	// errors.As (*llm.APIError). It is not marshalled; Error carries its text.
+	Err error `json:"-"`
+	// Error is Err's message (Bus.Emit sets it from Err), the form JSON
+	// output and the session store carry. Events that never passed through
+	// Emit (decoded JSON, hand-built test events) may have Error without Err.
+	Error string `json:"error,omitempty"`
+	// DroppedCount is, on a Dropped event, how many events this observer
+	// lost (Drop policy).
+	DroppedCount int64 `json:"dropped_count,omitempty"`
 	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
 	ChildLoopID string `json:"child_loop_id,omitempty"`
 }

@@ -110,8 +110,12 @@ func (r *Recorder) Err() error {
 // others only update the Recorder's memory or are ignored. ctx bounds the
 // store calls. An error (an event out of order, a missing session, a store
 // failure) leaves the store at the last stored step; the first one is also
-// kept for Err.
+// kept for Err. A failed turn_end's message is e.Error, or e.Err's when
+// Error is empty.
 func (r *Recorder) Observe(ctx context.Context, e event.Event) error {
+	if e.Err != nil && e.Error == "" {
+		e.Error = e.Err.Error() // an event that did not pass through Bus.Emit
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	err := r.observe(ctx, e)

@@ -239,7 +239,8 @@ func testRecorderFailedTurnDropsCommittedOutput(t *testing.T, _ impl, s Store) {
 	var evs []event.Event
 	for _, e := range a.ev {
 		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "x-1" {
-			evs = append(evs, event.Event{Kind: event.TurnEnd, Turn: e.Turn, Error: "tool crashed the turn", Time: e.Time})
+			// Err only, as an event that did not pass through Bus.Emit.
+			evs = append(evs, event.Event{Kind: event.TurnEnd, Turn: e.Turn, Err: errors.New("tool crashed the turn"), Time: e.Time})
 			break
 		}
 		evs = append(evs, e)
