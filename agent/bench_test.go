@@ -3,12 +3,12 @@ package agent
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"sort"
 	"testing"
 	"time"
 
 	"github.com/strata-agent/strata/event"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/replay"
@@ -32,8 +32,11 @@ func (noop) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error
 // p50 of (loop − bare) per round-trip in µs, and the ratio loop/bare.
 func BenchmarkToolRoundTrip(b *testing.B) {
 	u := llm.Usage{Input: 100, Output: 10}
-	call := demo.Stream("msg_1", u, llm.StopToolUse, llm.TextBlock("calling"), llm.ToolUseBlock("toolu_1", "noop", json.RawMessage(`{}`)))
-	final := demo.Stream("msg_2", u, llm.StopEndTurn, llm.TextBlock("done"))
+	call, err1 := replay.AnthropicStream("msg_1", u, llm.StopToolUse, llm.TextBlock("calling"), llm.ToolUseBlock("toolu_1", "noop", json.RawMessage(`{}`)))
+	final, err2 := replay.AnthropicStream("msg_2", u, llm.StopEndTurn, llm.TextBlock("done"))
+	if err := errors.Join(err1, err2); err != nil {
+		b.Fatal(err)
+	}
 	script := make([]replay.Response, 0, 4*b.N)
 	for i := 0; i < b.N; i++ {
 		script = append(script, call, final, call, final)

@@ -9,7 +9,6 @@ import (
 
 	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 )
@@ -23,7 +22,11 @@ import (
 func TestCompactionDetachesFrozenChunks(t *testing.T) {
 	var script []replay.Response
 	for i := 0; i < 4; i++ {
-		script = append(script, demo.Stream(fmt.Sprintf("m%d", i), llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock(fmt.Sprintf("answer %d", i))))
+		r, err := replay.AnthropicStream(fmt.Sprintf("m%d", i), llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock(fmt.Sprintf("answer %d", i)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		script = append(script, r)
 	}
 	a, rec, bus, _ := newAgent(t, 5, script...)
 	a.cfg.Compaction = &compact.Policy{ChunkMinMessages: 2, ChunkMinTokens: 1, KeepMinMessages: 2, KeepMinTokens: 1}

@@ -388,11 +388,13 @@ func TestCancelMidStream(t *testing.T) {
 func TestSubAgent(t *testing.T) {
 	u := llm.Usage{Input: 10, Output: 5}
 	call := llm.ToolUseBlock("toolu_sub_1", SubAgentToolName, json.RawMessage(`{"task":"Count the Go files."}`))
-	srv, err := replay.NewServer(
-		demo.Stream("msg_p1", u, llm.StopToolUse, call),
-		demo.Stream("msg_c1", u, llm.StopEndTurn, llm.TextBlock("There are 3 Go files.")),
-		demo.Stream("msg_p2", u, llm.StopEndTurn, llm.TextBlock("The sub-agent found 3 Go files.")),
-	)
+	p1, err1 := replay.AnthropicStream("msg_p1", u, llm.StopToolUse, call)
+	c1, err2 := replay.AnthropicStream("msg_c1", u, llm.StopEndTurn, llm.TextBlock("There are 3 Go files."))
+	p2, err3 := replay.AnthropicStream("msg_p2", u, llm.StopEndTurn, llm.TextBlock("The sub-agent found 3 Go files."))
+	if err := errors.Join(err1, err2, err3); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(p1, c1, p2)
 	if err != nil {
 		t.Fatal(err)
 	}

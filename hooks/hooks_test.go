@@ -3,6 +3,7 @@ package hooks
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/replay"
@@ -82,10 +82,12 @@ func TestHooksInTheLoop(t *testing.T) {
 		in, _ := json.Marshal(map[string]any{"operations": []map[string]any{{"mode": "Line", "path": path}}})
 		return llm.ToolUseBlock(id, "fs_read", in)
 	}
-	srv, err := replay.NewServer(
-		demo.Stream("m1", u, llm.StopToolUse, read("t1", "secret.txt"), read("t2", "notes.txt"), read("t3", "notes.txt")),
-		demo.Stream("m2", u, llm.StopEndTurn, llm.TextBlock("done")),
-	)
+	m1, err1 := replay.AnthropicStream("m1", u, llm.StopToolUse, read("t1", "secret.txt"), read("t2", "notes.txt"), read("t3", "notes.txt"))
+	m2, err2 := replay.AnthropicStream("m2", u, llm.StopEndTurn, llm.TextBlock("done"))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m1, m2)
 	if err != nil {
 		t.Fatal(err)
 	}

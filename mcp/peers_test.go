@@ -18,7 +18,6 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
@@ -216,10 +215,12 @@ func TestLoopCallsMCPTool(t *testing.T) {
 		t.Fatal(err)
 	}
 	u := llm.Usage{Input: 50, Output: 10}
-	srv, err := replay.NewServer(
-		demo.Stream("msg_1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_m1", ToolName("everything", "get-sum"), json.RawMessage(`{"a":20,"b":22}`))),
-		demo.Stream("msg_2", u, llm.StopEndTurn, llm.TextBlock("It is 42.")),
-	)
+	m1, err1 := replay.AnthropicStream("msg_1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_m1", ToolName("everything", "get-sum"), json.RawMessage(`{"a":20,"b":22}`)))
+	m2, err2 := replay.AnthropicStream("msg_2", u, llm.StopEndTurn, llm.TextBlock("It is 42."))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m1, m2)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,12 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/internal/shared"
 	"github.com/strata-agent/strata/llm"
@@ -40,10 +40,12 @@ func TestRealAgentWithMCPAndHooks(t *testing.T) {
 	os.WriteFile(agentFile, b, 0o644)
 
 	u := llm.Usage{Input: 40, Output: 8}
-	srv, err := replay.NewServer(
-		demo.Stream("m1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_c1", "fetch___echo", json.RawMessage(`{"message":"from the loop"}`))),
-		demo.Stream("m2", u, llm.StopEndTurn, llm.TextBlock("The server echoed it.")),
-	)
+	m1, err1 := replay.AnthropicStream("m1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_c1", "fetch___echo", json.RawMessage(`{"message":"from the loop"}`)))
+	m2, err2 := replay.AnthropicStream("m2", u, llm.StopEndTurn, llm.TextBlock("The server echoed it."))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m1, m2)
 	if err != nil {
 		t.Fatal(err)
 	}

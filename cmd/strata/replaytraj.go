@@ -15,7 +15,6 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/benchcache"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/prompt"
@@ -89,7 +88,10 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 			stop = llm.StopToolUse
 		}
 		u := c.Usage.LLM()
-		script[i] = demo.Stream(fmt.Sprintf("msg_replay_%d", i), u, stop, reply.Content...)
+		u.Reasoning = 0 // Anthropic reports thinking inside output_tokens, with no count of its own
+		if script[i], err = replay.AnthropicStream(fmt.Sprintf("msg_replay_%d", i), u, stop, reply.Content...); err != nil {
+			return fmt.Errorf("replay %s: call %d: %w", file, i, err)
+		}
 	}
 
 	var sim cachesim.Simulator = cachesim.ForPrice(price)

@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
 )
 
 // writeStream writes an authored Anthropic stream to dir/name and returns the
@@ -22,7 +22,11 @@ import (
 func writeStream(t *testing.T, dir, name string, u llm.Usage, stop llm.StopReason, blocks ...llm.Block) string {
 	t.Helper()
 	p := filepath.Join(dir, name)
-	if err := os.WriteFile(p, demo.Stream("msg_"+name, u, stop, blocks...).Body, 0o644); err != nil {
+	r, err := replay.AnthropicStream("msg_"+name, u, stop, blocks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(p, r.Body, 0o644); err != nil {
 		t.Fatal(err)
 	}
 	return p

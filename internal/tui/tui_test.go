@@ -2,6 +2,7 @@ package tui
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,7 +13,6 @@ import (
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/replay"
@@ -28,9 +28,12 @@ func TestScreenDrivesTheLoop(t *testing.T) {
 	ws := t.TempDir()
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
 	u := llm.Usage{Input: 100, Output: 10, CacheRead: 50, CacheWrite: 20}
-	srv, err := replay.NewServer(
-		demo.Stream("m1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_1", "glob", json.RawMessage(`{"pattern":"*.go"}`))),
-		demo.Stream("m2", u, llm.StopEndTurn, llm.TextBlock("One Go file: main.go.")))
+	m1, err1 := replay.AnthropicStream("m1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_1", "glob", json.RawMessage(`{"pattern":"*.go"}`)))
+	m2, err2 := replay.AnthropicStream("m2", u, llm.StopEndTurn, llm.TextBlock("One Go file: main.go."))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m1, m2)
 	if err != nil {
 		t.Fatal(err)
 	}

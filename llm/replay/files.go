@@ -74,13 +74,19 @@ func bedrockEvent(w *bytes.Buffer, line []byte) error {
 		return fmt.Errorf("not a {\"<eventType>\": payload} object")
 	}
 	for typ, payload := range m {
-		msg := eventstream.Message{Payload: payload}
-		msg.Headers.Set(":event-type", eventstream.StringValue(typ))
-		msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
-		msg.Headers.Set(":message-type", eventstream.StringValue("event"))
-		return eventstream.NewEncoder().Encode(w, msg)
+		return bedrockMessage(w, typ, payload)
 	}
 	return nil
+}
+
+// bedrockMessage encodes one ConverseStream event of type typ with its JSON
+// payload as an AWS event-stream message.
+func bedrockMessage(w *bytes.Buffer, typ string, payload []byte) error {
+	msg := eventstream.Message{Payload: payload}
+	msg.Headers.Set(":event-type", eventstream.StringValue(typ))
+	msg.Headers.Set(":content-type", eventstream.StringValue("application/json"))
+	msg.Headers.Set(":message-type", eventstream.StringValue("event"))
+	return eventstream.NewEncoder().Encode(w, msg)
 }
 
 // DetectFamily names the family of one streamed JSON payload by its shape:

@@ -7,6 +7,11 @@
 // in order, and records the request it got. Responses stream their body in
 // event-sized writes with a flush after each, as a real SSE server does, and
 // can inject faults (a cut stream, a reset connection).
+//
+// Responses come from recordings (SSEFile, ChunksFile, EventStreamFile,
+// JSONFile, Cassette) or are authored: Turn writes an assistant turn (text,
+// thinking, tool_use blocks, stop reason, usage) as the streamed body of any
+// of the five wire APIs, so embedders and tests can script a model offline.
 package replay
 
 import (
