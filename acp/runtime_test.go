@@ -15,7 +15,6 @@ import (
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/acp"
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/prompt"
@@ -77,17 +76,22 @@ func model(req replay.Request) replay.Response {
 	if n := len(body.Messages); n > 0 {
 		last = string(body.Messages[n-1].Content)
 	}
-	u := llm.Usage{Input: 10, Output: 5}
+	reply := func(b llm.Block) replay.Response {
+		r, err := replay.Turn(llm.APIAnthropic, replay.Reply{Blocks: []llm.Block{b}, Usage: llm.Usage{Input: 10, Output: 5}})
+		if err != nil {
+			return replay.Response{Status: 500, Body: []byte(err.Error())}
+		}
+		return r
+	}
 	switch {
 	case strings.Contains(last, "tool_result"):
-		return demo.Stream("msg_done", u, llm.StopEndTurn, llm.TextBlock("delegated and done"))
+		return reply(llm.TextBlock("delegated and done"))
 	case strings.Contains(last, "please delegate"):
-		return demo.Stream("msg_call", u, llm.StopToolUse, llm.Block{Type: llm.BlockToolUse, ID: "toolu_1", Name: "use_subagent",
-			Input: json.RawMessage(`{"task":"count to three"}`)})
+		return reply(llm.Block{Type: llm.BlockToolUse, ID: "toolu_1", Name: "use_subagent", Input: json.RawMessage(`{"task":"count to three"}`)})
 	case strings.Contains(last, "count to three"):
-		return demo.Stream("msg_child", u, llm.StopEndTurn, llm.TextBlock("one two three"))
+		return reply(llm.TextBlock("one two three"))
 	}
-	return demo.Stream("msg_hi", u, llm.StopEndTurn, llm.TextBlock("hello"))
+	return reply(llm.TextBlock("hello"))
 }
 
 // acpClient is a minimal ACP client: it accepts every update and allows
