@@ -7,6 +7,7 @@ import (
 
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/hooks"
+	"github.com/strata-agent/strata/internal/agentctx"
 	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/tool"
 )
@@ -44,7 +45,7 @@ func warn(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
 func launchMCP(ctx context.Context, servers []config.NamedMCPServer, wd string) *mcp.Manager {
 	m := mcp.NewManager(mcp.Options{Stderr: os.Stderr, Roots: []string{wd}})
 	for _, s := range servers {
-		if err := m.LaunchServer(ctx, s.Name, s.Server); err != nil {
+		if err := m.LaunchServer(ctx, s.Name, agentctx.MCPServer(s.Server)); err != nil {
 			warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
 		}
 	}

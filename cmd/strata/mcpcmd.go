@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/internal/agentctx"
 	"github.com/strata-agent/strata/mcp"
 )
 
@@ -72,7 +73,7 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
 	defer m.Terminate()
 	for _, s := range servers {
-		_ = m.LaunchServer(ctx, s.Name, s.Server) // the failure is in the status
+		_ = m.LaunchServer(ctx, s.Name, agentctx.MCPServer(s.Server)) // the failure is in the status
 	}
 	m.Freeze()
 	st := m.Statuses()

@@ -1,7 +1,8 @@
 // Package agentctx turns a resolved kiro / Amazon Q agent configuration into
 // the prompt.Context template the layouts read, and into the tool filter the
-// agent's `tools` field implies. It is the one place where config meets
-// prompt, so neither package depends on the other.
+// agent's `tools` field implies, and converts its MCP server entries to the
+// MCP manager's ServerConfig. It is the one place where config meets prompt
+// and mcp, so none of them depends on another.
 package agentctx
 
 import (
