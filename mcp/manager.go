@@ -1,11 +1,11 @@
 // Package mcp is strata's MCP client manager, on the official
 // github.com/modelcontextprotocol/go-sdk: it launches MCP servers described
 // by its own ServerConfig (stdio or streamable HTTP), lists their tools and prompts,
-// calls tools, and terminates them — the McpManager of seed 000:
+// calls tools, and terminates them — kiro-cli's McpManager (docs/kiro.md, "MCP"):
 // LaunchServer, GetToolSpecs, GetPrompts, GetPrompt, ExecuteTool, Terminate.
 //
-// The server set is frozen after initialization (seed 000 "MCP: Launch at
-// Init, Frozen After"): Freeze ends launching, and a new agent config gets a
+// The server set is frozen after initialization (docs/kiro.md, rule 17):
+// Freeze ends launching, and a new agent config gets a
 // new Manager (agent swap). A server that crashed can be relaunched.
 //
 // The exported API uses no SDK type and no config format: callers convert

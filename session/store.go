@@ -1,9 +1,9 @@
 // Package session is strata's crash-safe store of agent sessions: a SQLite
 // database (pure Go, modernc.org/sqlite, WAL mode) holding sessions, the loops
-// that run in them, each loop's turns (seed 003 Turn: turn_id, triggered_by,
+// that run in them, each loop's turns (docs/turn.md: turn_id, triggered_by,
 // usage, input messages, output message, tool results, started_at, ended_at)
 // and the loop's message history, plus a Recorder that materializes those
-// records from the agent loop's events (seed 003 SessionRecorder).
+// records from the agent loop's events (docs/turn.md, "recorder").
 //
 // The Recorder writes one transaction per completed step of a turn (model
 // call, each tool result, turn end), so a process killed mid-turn loses at most
