@@ -130,6 +130,13 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 				if string(got[2].Body) != string(later.Body) {
 					t.Errorf("after a tool round-trip: run sent\n%s\nrender --session shows\n%s", got[2].Body, later.Body)
 				}
+				// The loop passes the provider's wire API to the layout: Context
+				// Pilot's seed re-injection is sent to Anthropic only.
+				if layout == "panels" {
+					if sent := strings.Contains(string(got[0].Body), "repeated for emphasis"); sent != (api == llm.APIAnthropic) {
+						t.Errorf("panels on %s: seed re-injection sent = %v; want it on Anthropic only", api, sent)
+					}
+				}
 				if gotPath, wantURL := got[2].Path, later.URL; !strings.HasSuffix(wantURL, gotPath) {
 					t.Errorf("run sent to %s, render shows %s", gotPath, wantURL)
 				}

@@ -319,7 +319,7 @@ func launchMCP(ctx context.Context, servers []config.NamedMCPServer, dir string,
 	}
 	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}})
 	for _, s := range servers {
-		if err := m.LaunchServer(ctx, s.Name, s.Server); err != nil {
+		if err := m.LaunchServer(ctx, s.Name, MCPServerConfig(s.Server)); err != nil {
 			o.Warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
 		}
 	}

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
-	mcpsdk "github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/mcp"
@@ -18,7 +17,7 @@ import (
 // slash commands (available_commands_update). *mcp.Manager implements it.
 type PromptSource interface {
 	Statuses() []mcp.Status
-	GetPrompts(ctx context.Context, server string) ([]*mcpsdk.Prompt, error)
+	GetPrompts(ctx context.Context, server string) ([]mcp.Prompt, error)
 	GetPrompt(ctx context.Context, server, name string, args map[string]string) ([]llm.Message, error)
 }
 
@@ -26,7 +25,7 @@ type PromptSource interface {
 type command struct {
 	src    PromptSource
 	server string
-	prompt *mcpsdk.Prompt
+	prompt mcp.Prompt
 }
 
 // listTimeout bounds listing the prompts of all servers of a session.
@@ -92,7 +91,7 @@ func availableCommands(cmds map[string]command) sdk.SessionUpdate {
 
 // argHint names a prompt's arguments: the name of a single argument, else
 // "name=…" pairs with optional ones in brackets.
-func argHint(p *mcpsdk.Prompt) string {
+func argHint(p mcp.Prompt) string {
 	if len(p.Arguments) == 1 {
 		return p.Arguments[0].Name
 	}

@@ -2,7 +2,7 @@
 // request through a prompt.Layout, streams the model's answer from an
 // llm.Provider, executes the tool calls it asks for through a tool.Registry,
 // feeds the results back, and repeats until the model ends its turn or a limit
-// is hit (seed 001 "Message Loop", seed 003 "Turn").
+// is hit (docs/loop.md, docs/turn.md).
 //
 // Each user turn passes the stages RECEIVE_INPUT → COMPOSE_REQUEST →
 // SEND_REQUEST → STREAM_RESPONSE → TOOL_CALL → RENDER, each with pre and post
@@ -10,7 +10,7 @@
 // the authority stack: the agent's allowed tools, the approval Mode (with an
 // Approver for ask), guard hooks (any deny wins), then execution.
 //
-// Every step is reported on an event.Bus in the strict order of seed 003.
+// Every step is reported on an event.Bus in the strict order of docs/turn.md.
 // Events are observations only: nothing an observer does changes the loop.
 package agent
 
@@ -32,8 +32,8 @@ import (
 	"github.com/strata-agent/strata/tool"
 )
 
-// DefaultMaxTurns is the continuation limit when Config.MaxTurns is 0 (seed
-// 001: settings.json.runtime.continuation.maxIterations defaults to 50).
+// DefaultMaxTurns is the continuation limit when Config.MaxTurns is 0
+// (docs/loop.md, "continuation limit": the message-loop design's default is 50).
 const DefaultMaxTurns = 50
 
 // Errors returned (wrapped) by Prompt and Resume.
@@ -104,20 +104,20 @@ type Config struct {
 	BeforeTurn func(ctx context.Context, info TurnInfo) error
 	AfterTurn  func(ctx context.Context, rec TurnRecord)
 	// Compaction, when set, detaches old messages into frozen conversation
-	// history chunks (package compact, seed 002) before a request is
+	// history chunks (package compact, docs/panels.md rule 3) before a request is
 	// composed; the chunks reach the layout as the context's Summary,
 	// after any summary of the template. nil keeps every message live.
 	Compaction *compact.Policy
 }
 
-// TurnInfo describes a turn about to start (seed 003 before_turn).
+// TurnInfo describes a turn about to start (docs/turn.md, before_turn).
 type TurnInfo struct {
 	ID            event.TurnID
 	Trigger       event.Trigger
 	CorrelationID string
 }
 
-// TurnRecord is one finished turn (seed 003 Turn): its input messages, the
+// TurnRecord is one finished turn (docs/turn.md): its input messages, the
 // assistant message, the tool results, usage in tokens and wall-clock times.
 type TurnRecord struct {
 	TurnInfo

@@ -8,7 +8,7 @@ import (
 	"github.com/strata-agent/strata/prompt"
 )
 
-// Stage names one step of the loop (seed 001 "Message Loop"): every user turn
+// Stage names one step of the loop (docs/loop.md, "stages"): every user turn
 // goes RECEIVE_INPUT → COMPOSE_REQUEST → SEND_REQUEST → STREAM_RESPONSE →
 // TOOL_CALL (once per tool call) → RENDER, and each stage has a pre and a post
 // hook point.
@@ -33,7 +33,7 @@ const (
 	PhasePost Phase = "post"
 )
 
-// HookKind says what a hook may do (seed 001): a transform may change the
+// HookKind says what a hook may do (docs/loop.md, "hooks"): a transform may change the
 // payload, a guard may deny (with a reason), an observer only sees.
 type HookKind string
 
@@ -89,7 +89,7 @@ type Hook struct {
 	Func  func(ctx context.Context, p *Payload) (Verdict, error)
 }
 
-// Mode is the security mode of the authority stack (seed 001): how a tool
+// Mode is the security mode of the authority stack (docs/loop.md, rule 9): how a tool
 // call that the agent's allowed tools permit is approved.
 type Mode string
 

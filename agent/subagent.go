@@ -31,8 +31,8 @@ type NewChildFunc func(ctx context.Context, agentName string) (*Agent, error)
 // SubAgentTool returns the use_subagent tool: each call runs a child loop
 // (first turn triggered by event.TriggerSubAgent) on the task and returns the
 // child's final answer. The tool_result names the child loop, and the
-// parent's ToolExecutionEnd event carries it as ChildLoopID (seed 003:
-// sub-agent tool calls carry child_loop_id). A child that fails returns an
+// parent's ToolExecutionEnd event carries it as ChildLoopID (docs/turn.md,
+// rule 11: sub-agent tool calls carry child_loop_id). A child that fails returns an
 // is_error result with its error.
 func SubAgentTool(newChild NewChildFunc) tool.Tool { return subAgent{newChild} }
 

@@ -51,7 +51,7 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 	return out
 }
 
-// authorize runs the authority stack for one call (seed 001): (1) the agent's
+// authorize runs the authority stack for one call (docs/loop.md, rule 9): (1) the agent's
 // allowed tools, (2) the approval mode, (3) guard hooks at tool_call pre —
 // any deny wins. It returns who approved, or the reason for the denial.
 func (a *Agent) authorize(ctx context.Context, corr string, id event.TurnID, index int, call llm.Block) (ok bool, by, reason string) {

@@ -11,8 +11,8 @@ import (
 	"github.com/strata-agent/strata/prompt"
 )
 
-// turn runs one model call and the tool calls it asks for, in seed 003's
-// order: before_turn → TurnStart → input MessageStart/End → MessageStart →
+// turn runs one model call and the tool calls it asks for, in the order of
+// docs/turn.md, "event order": before_turn → TurnStart → input MessageStart/End → MessageStart →
 // MessageUpdate* → MessageEnd → tools → TurnEnd → after_turn.
 func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input []llm.Message, res *Result) (*llm.Response, error) {
 	id := event.TurnID{LoopID: a.loopID, Index: a.turns}
@@ -54,8 +54,8 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 
 // compact detaches every chunk Config.Compaction allows, oldest first, and
 // emits a Compaction event for each (after the turn's input messages,
-// before the model call: the Rust agent-loop's event order, docs/turn.md).
-// A nil id (warming a restored layout) emits nothing.
+// before the model call: docs/turn.md, rule 16). A nil id (warming a
+// restored layout) emits nothing.
 func (a *Agent) compact(corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {

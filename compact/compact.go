@@ -1,5 +1,5 @@
 // Package compact keeps a long conversation inside the context window the
-// way Context Pilot does (seed 002, "Detach old conversation chunks"): the
+// way Context Pilot does (docs/panels.md, "detach"): the
 // oldest messages are cut at a turn boundary into a frozen chunk that is
 // sent as conversation-history context instead of as messages, while a
 // minimum of recent messages stays live.
@@ -19,9 +19,9 @@ import (
 	"github.com/strata-agent/strata/token"
 )
 
-// Policy holds the four thresholds of seed 002; a chunk is detached only
-// when all four are met. Token counts come from Counter (nil = the fast
-// estimator, as the seed's estimate_message_tokens).
+// Policy holds Context Pilot's four thresholds (docs/panels.md, rule 3); a
+// chunk is detached only when all four are met. Token counts come from
+// Counter (nil = the fast estimator, an estimate as Context Pilot's is).
 type Policy struct {
 	ChunkMinMessages int // DETACH_CHUNK_MIN_MESSAGES: messages in a detached chunk, at least
 	ChunkMinTokens   int // DETACH_CHUNK_MIN_TOKENS: tokens in a detached chunk, at least
@@ -30,7 +30,7 @@ type Policy struct {
 	Counter          token.Counter
 }
 
-// Default is seed 002's policy: chunks of ≥ 25 messages and ≥ 5,000 tokens,
+// Default is Context Pilot's policy: chunks of ≥ 25 messages and ≥ 5,000 tokens,
 // keeping ≥ 25 messages and ≥ 7,500 tokens live.
 var Default = Policy{ChunkMinMessages: 25, ChunkMinTokens: 5000, KeepMinMessages: 25, KeepMinTokens: 7500}
 

@@ -11,7 +11,8 @@ import (
 )
 
 // DefaultSkillResources are the skill locations kiro scans besides the
-// agent's own resources (seed 000, paths.rs:60-61): project, then user.
+// agent's own resources (docs/kiro.md, "context message", rule 14; kiro-cli
+// paths.rs:60-61): project, then user.
 var DefaultSkillResources = []string{"skill://.kiro/skills/*/SKILL.md", "skill://~/.kiro/skills/*/SKILL.md"}
 
 // ResourceFile is a file:// resource, read in full (context layer 5).

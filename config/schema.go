@@ -106,7 +106,7 @@ func agentSchema() (*compiledSchema, error) {
 //   - unknown top-level fields are accepted (and kept; LoadAgent warns), and
 //     includeMcpJson, welcomeMessage, keyboardShortcut are typed (kiro CLI
 //     configuration reference);
-//   - resources may be skill:// URIs (seed 000, kiro skills) and knowledge-base
+//   - resources may be skill:// URIs (docs/kiro.md, rule 14) and knowledge-base
 //     objects (kiro "Knowledge base resources");
 //   - hooks preToolUse, postToolUse, stop, and hook fields matcher,
 //     timeout_ms, cache_ttl_seconds, max_output_size (hooks.md);

@@ -13,7 +13,7 @@ import (
 // Skill is an Agent Skill: a SKILL.md whose YAML front matter has name and
 // description (agentskills.io; ../shared/data/skills). kiro places only the
 // metadata in requests, as a hint (see SkillHint); the model reads the file
-// when it needs it (seed 000, "Skills: Metadata Pre-Injection").
+// when it needs it (docs/kiro.md, "context message", rule 14).
 type Skill struct {
 	// Name is the front matter's name, or the skill directory's name when
 	// the front matter has none.
@@ -32,12 +32,12 @@ type Skill struct {
 	Body string
 }
 
-// SkillHintHeader introduces the skill hints in kiro's context message (seed
-// 000, consts.rs:41).
+// SkillHintHeader introduces the skill hints in kiro's context message
+// (docs/kiro.md, rule 14; kiro-cli consts.rs:41).
 const SkillHintHeader = "The following file entries contain: name, filepath, and description. " +
 	"You SHOULD decide when to read the full file using the filepath based on its description:"
 
-// SkillHint formats a skill as kiro's format_skill_hint does (seed 000):
+// SkillHint formats a skill as kiro's format_skill_hint does (docs/kiro.md, rule 14):
 // "{name}: {description} (file: {path})".
 func SkillHint(s Skill) string {
 	return fmt.Sprintf("%s: %s (file: %s)", s.Name, s.Description, s.Path)

@@ -13,7 +13,7 @@ func TestSkillHint(t *testing.T) {
 		Path: ".kiro/skills/frontend-design/SKILL.md"}
 	want := "frontend-design: Best practices for React component architecture (file: .kiro/skills/frontend-design/SKILL.md)"
 	if got := SkillHint(s); got != want {
-		t.Errorf("SkillHint = %q, want %q (seed 000)", got, want)
+		t.Errorf("SkillHint = %q, want %q (docs/kiro.md, rule 14)", got, want)
 	}
 }
 

@@ -1,9 +1,9 @@
 // Package event defines the typed events the agent loop emits and a bus that
 // fans them out to observers.
 //
-// Events are observations, never authority (seed 001, "Event Bus §
-// non-authoritative rule"): nothing an observer does can change the loop. The
-// order of one turn's events is strict (seed 003, "Per-Turn Event Ordering"):
+// Events are observations, never authority (docs/loop.md, "events", rule 11):
+// nothing an observer does can change the loop. The order of one turn's events
+// is strict (docs/turn.md, "event order"):
 //
 //	TurnStart → MessageStart/End for input messages → MessageStart →
 //	MessageUpdate* → MessageEnd → (ToolExecutionStart → ToolExecutionUpdate* →
@@ -31,9 +31,9 @@ type Kind string
 
 // Event kinds.
 const (
-	SessionTurnStart    Kind = "session_turn_start"    // a user turn begins (seed 001 RECEIVE_INPUT)
-	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (seed 001 RENDER); Err is why it failed, if it did
-	TurnStart           Kind = "turn_start"            // one model call-and-response cycle begins (seed 003)
+	SessionTurnStart    Kind = "session_turn_start"    // a user turn begins (docs/loop.md, RECEIVE_INPUT)
+	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (docs/loop.md, RENDER); Err is why it failed, if it did
+	TurnStart           Kind = "turn_start"            // one model call-and-response cycle begins (docs/turn.md)
 	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage, or Err when the model call failed
 	MessageStart        Kind = "message_start"         // an input or assistant message begins
 	MessageUpdate       Kind = "message_update"        // a stream delta of the assistant message
@@ -43,7 +43,7 @@ const (
 	ToolExecutionEnd    Kind = "tool_execution_end"    // the tool call finished; carries the tool_result
 	ToolCallApproved    Kind = "tool_call_approved"    // the authority stack allowed a call
 	ToolCallDenied      Kind = "tool_call_denied"      // the authority stack refused a call; Text is the reason
-	Compaction          Kind = "compaction"            // old messages were detached into a frozen history chunk (seed 003 [compaction]); Text says which
+	Compaction          Kind = "compaction"            // old messages were detached into a frozen history chunk (docs/turn.md, rule 16); Text says which
 	ProviderRequest     Kind = "provider_request"      // a request was sent to the provider
 	ProviderResponse    Kind = "provider_response"     // the provider's response completed
 	ProviderError       Kind = "provider_error"        // the provider call failed; Err is the provider's error
@@ -57,13 +57,13 @@ const (
 )
 
 // TurnID identifies one turn: the loop it belongs to and its zero-based index
-// in that loop (seed 003 TurnId).
+// in that loop (docs/turn.md, "turn header", rule 1).
 type TurnID struct {
 	LoopID string `json:"loop_id"`
 	Index  int    `json:"turn_index"`
 }
 
-// Trigger says what caused a turn (seed 003 TurnTrigger).
+// Trigger says what caused a turn (docs/turn.md, "turn header", rule 3).
 type Trigger string
 
 // Turn triggers.
@@ -80,7 +80,7 @@ type Event struct {
 	Kind          Kind      `json:"kind"`
 	Seq           int64     `json:"seq"`            // 1-based order of emission on its bus
 	Time          time.Time `json:"time"`           // wall clock at emission
-	CorrelationID string    `json:"correlation_id"` // ties every event of one user turn together (seed 001)
+	CorrelationID string    `json:"correlation_id"` // ties every event of one user turn together (docs/loop.md, rule 2)
 	Turn          *TurnID   `json:"turn,omitempty"`
 	Trigger       Trigger   `json:"trigger,omitempty"`
 

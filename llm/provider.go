@@ -7,7 +7,7 @@ import (
 	"time"
 )
 
-// DeltaType names the kind of a stream delta (seed 003 StreamDelta).
+// DeltaType names the kind of a stream delta (docs/turn.md, rule 10).
 type DeltaType string
 
 // Stream delta kinds.

@@ -1,12 +1,17 @@
 // Package mcp is strata's MCP client manager, on the official
-// github.com/modelcontextprotocol/go-sdk: it launches the MCP servers of an
-// agent config (stdio or streamable HTTP), lists their tools and prompts,
-// calls tools, and terminates them — the McpManager of seed 000:
+// github.com/modelcontextprotocol/go-sdk: it launches MCP servers described
+// by its own ServerConfig (stdio or streamable HTTP), lists their tools and prompts,
+// calls tools, and terminates them — kiro-cli's McpManager (docs/kiro.md, "MCP"):
 // LaunchServer, GetToolSpecs, GetPrompts, GetPrompt, ExecuteTool, Terminate.
 //
-// The server set is frozen after initialization (seed 000 "MCP: Launch at
-// Init, Frozen After"): Freeze ends launching, and a new agent config gets a
+// The server set is frozen after initialization (docs/kiro.md, rule 17):
+// Freeze ends launching, and a new agent config gets a
 // new Manager (agent swap). A server that crashed can be relaunched.
+//
+// The exported API uses no SDK type and no config format: callers convert
+// their server entries to ServerConfig (strata.MCPServerConfig does it
+// for kiro / Amazon Q agent configs), and prompts come back as Prompt and
+// llm.Message.
 //
 // Tools reach the model as "<server>___<tool>" sanitized to the name rule
 // providers accept (≤ 64 characters of [a-zA-Z0-9_-]); ToolName maps such a
@@ -21,14 +26,11 @@ import (
 	"os"
 	"os/exec"
 	"sort"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/strata-agent/strata/config"
 )
 
 // Errors returned by the Manager.
@@ -81,7 +83,7 @@ type Manager struct {
 
 type server struct {
 	name    string
-	cfg     config.MCPServer
+	cfg     ServerConfig
 	state   State
 	err     error
 	session *sdk.ClientSession
@@ -106,8 +108,9 @@ func NewManager(o Options) *Manager {
 // LaunchServer starts and initializes server name with cfg and lists its
 // tools, within cfg's timeout. A disabled server is recorded as Disabled and
 // not started. Errors: ErrFrozen, ErrServerAlreadyLaunched, or the launch
-// failure (the server is then recorded as Failed, with the error).
-func (m *Manager) LaunchServer(ctx context.Context, name string, cfg config.MCPServer) error {
+// failure — including a cfg with neither Command nor URL, or a negative
+// Timeout — after which the server is recorded as Failed, with the error.
+func (m *Manager) LaunchServer(ctx context.Context, name string, cfg ServerConfig) error {
 	m.mu.Lock()
 	if m.frozen {
 		m.mu.Unlock()
@@ -143,14 +146,17 @@ func (m *Manager) Relaunch(ctx context.Context, name string) error {
 }
 
 func (m *Manager) connect(ctx context.Context, s *server) error {
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout())
+	if err := s.cfg.check(s.name); err != nil {
+		m.set(s, Failed, err)
+		return err
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout())
 	defer cancel()
 	var t sdk.Transport
 	var cmd *exec.Cmd
-	switch {
-	case s.cfg.URL != "":
+	if s.cfg.URL != "" {
 		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: headerClient(s.cfg.Headers), MaxRetries: -1}
-	case s.cfg.Command != "":
+	} else {
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Env = m.opts.Env
 		if cmd.Env == nil {
@@ -166,10 +172,6 @@ func (m *Manager) connect(ctx context.Context, s *server) error {
 		}
 		cmd.Stderr = prefixWriter(m.opts.Stderr, "[mcp "+s.name+"] ")
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
-	default:
-		err := fmt.Errorf("mcp server %q has neither command nor url", s.name)
-		m.set(s, Failed, err)
-		return err
 	}
 	sess, err := m.client.Connect(ctx, t, nil)
 	if err != nil {
@@ -245,7 +247,7 @@ func (m *Manager) Statuses() []Status {
 	defer m.mu.Unlock()
 	var out []Status
 	for _, s := range m.servers {
-		st := Status{Name: s.name, State: s.state, Tools: []string{}, Command: strings.TrimSpace(s.cfg.Command + " " + strings.Join(s.cfg.Args, " ") + s.cfg.URL)}
+		st := Status{Name: s.name, State: s.state, Tools: []string{}, Command: s.cfg.describe()}
 		if s.err != nil {
 			st.Error = s.err.Error()
 		}
@@ -308,7 +310,7 @@ func (m *Manager) onToolsChanged(ctx context.Context, req *sdk.ToolListChangedRe
 		return
 	}
 	go func() { // not on the connection's reader goroutine
-		c, cancel := context.WithTimeout(context.Background(), s.cfg.Timeout())
+		c, cancel := context.WithTimeout(context.Background(), s.cfg.timeout())
 		defer cancel()
 		if tools, err := listTools(c, req.Session); err == nil {
 			m.mu.Lock()

@@ -16,7 +16,6 @@ import (
 	"time"
 
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/llm"
@@ -28,11 +27,10 @@ import (
 
 // stdio returns the config of a peer server run over stdio with the peers'
 // Node 22 first on PATH.
-func stdio(t *testing.T, bin string, args ...string) config.MCPServer {
+func stdio(t *testing.T, bin string, args ...string) ServerConfig {
 	t.Helper()
 	dir := peers.Bin(t)
-	ms := uint64(60000)
-	return config.MCPServer{Command: filepath.Join(dir, bin), Args: args, TimeoutMS: &ms,
+	return ServerConfig{Command: filepath.Join(dir, bin), Args: args, Timeout: time.Minute,
 		Env: map[string]string{"PATH": dir + string(os.PathListSeparator) + os.Getenv("PATH")}}
 }
 
@@ -104,6 +102,15 @@ func TestServerEverything(t *testing.T) {
 	prompts, err := m.GetPrompts(ctx, "everything")
 	if err != nil || len(prompts) < 4 {
 		t.Fatalf("prompts %v %v", text(prompts), err)
+	}
+	var args *Prompt
+	for i := range prompts {
+		if prompts[i].Name == "args-prompt" {
+			args = &prompts[i]
+		}
+	}
+	if args == nil || len(args.Arguments) == 0 || args.Arguments[0].Name != "city" || !args.Arguments[0].Required || args.Description == "" {
+		t.Errorf("args-prompt listed as %+v; want a description and a required first argument \"city\"", args)
 	}
 	msgs, err := m.GetPrompt(ctx, "everything", "args-prompt", map[string]string{"city": "Paris"})
 	if err != nil || len(msgs) == 0 || !strings.Contains(msgs[0].Text(), "Paris") {
@@ -194,7 +201,7 @@ func TestStreamableHTTP(t *testing.T) {
 	}
 	m := NewManager(Options{})
 	defer m.Terminate()
-	if err := m.LaunchServer(context.Background(), "remote", config.MCPServer{Type: "http", URL: url}); err != nil {
+	if err := m.LaunchServer(context.Background(), "remote", ServerConfig{URL: url}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := m.ExecuteTool(context.Background(), "remote", "echo", json.RawMessage(`{"message":"over http"}`), nil)

@@ -67,48 +67,6 @@ func spec(server string, t *sdk.Tool) llm.ToolSpec {
 	return llm.ToolSpec{Name: ToolName(server, t.Name), Description: t.Description, InputSchema: schema}
 }
 
-// GetPrompts lists server's prompts.
-func (m *Manager) GetPrompts(ctx context.Context, server string) ([]*sdk.Prompt, error) {
-	s, sess, err := m.running(server)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout())
-	defer cancel()
-	var out []*sdk.Prompt
-	for p, err := range sess.Prompts(ctx, nil) {
-		if err != nil {
-			return nil, m.failed(s, sess, "prompts/list", err)
-		}
-		out = append(out, p)
-	}
-	return out, nil
-}
-
-// GetPrompt renders server's prompt name with args as messages (text
-// content; other content is given as its JSON).
-func (m *Manager) GetPrompt(ctx context.Context, server, name string, args map[string]string) ([]llm.Message, error) {
-	s, sess, err := m.running(server)
-	if err != nil {
-		return nil, err
-	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout())
-	defer cancel()
-	r, err := sess.GetPrompt(ctx, &sdk.GetPromptParams{Name: name, Arguments: args})
-	if err != nil {
-		return nil, m.failed(s, sess, "prompts/get "+name, err)
-	}
-	var out []llm.Message
-	for _, pm := range r.Messages {
-		role := llm.RoleUser
-		if pm.Role == "assistant" {
-			role = llm.RoleAssistant
-		}
-		out = append(out, llm.Message{Role: role, Content: blocks([]sdk.Content{pm.Content})})
-	}
-	return out, nil
-}
-
 // ExecuteTool calls server's tool (its own name) with the JSON arguments,
 // within the server's timeout. Progress notifications for the call are
 // passed to progress (nil = ignored). A tool's own failure is a Result with
@@ -119,7 +77,7 @@ func (m *Manager) ExecuteTool(ctx context.Context, server, name string, args jso
 	if err != nil {
 		return tool.Result{}, err
 	}
-	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout())
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.timeout())
 	defer cancel()
 	var a any = map[string]any{}
 	if len(bytes.TrimSpace(args)) > 0 {
@@ -150,7 +108,7 @@ func (m *Manager) ExecuteTool(ctx context.Context, server, name string, args jso
 // the server is marked Crashed.
 func (m *Manager) failed(s *server, sess *sdk.ClientSession, what string, err error) error {
 	if errors.Is(err, context.DeadlineExceeded) {
-		return fmt.Errorf("MCP server %q: %s timed out after %s (the server's timeout)", s.name, what, s.cfg.Timeout())
+		return fmt.Errorf("MCP server %q: %s timed out after %s (the server's timeout)", s.name, what, s.cfg.timeout())
 	}
 	if errors.Is(err, sdk.ErrConnectionClosed) || strings.Contains(err.Error(), "connection closed") || strings.Contains(err.Error(), "EOF") {
 		m.mu.Lock()

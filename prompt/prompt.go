@@ -4,8 +4,8 @@
 // cache breakpoints sit; it also returns a Breakdown that explains what it
 // built, span by span, for `strata render --explain`.
 //
-// Layout profiles live in subpackages: prompt/flat (the naive baseline), and
-// the seed-derived profiles.
+// Layout profiles live in subpackages: prompt/flat (the naive baseline), the
+// profiles of other systems' designs, and strata's own cachefit (docs/README.md).
 package prompt
 
 import (
@@ -47,11 +47,11 @@ type Context struct {
 	// FileTree is the project's file list, one path per line ("" = none).
 	FileTree string
 	// Reminder is appended to the current prompt, closest to where the
-	// model generates (seed 004 "System Reminder"; "" = none).
+	// model generates (docs/tiered.md, rule 8; "" = none).
 	Reminder string
 
 	// API is the wire API the request is for ("" = llm.APIAnthropic). The
-	// loop sets it from llm.Provider.API. Seed layouts differ per family
+	// loop sets it from llm.Provider.API. Layouts may differ per family
 	// (Context Pilot re-injects the system prompt on Anthropic only).
 	API llm.API
 	// Now is the request time in Unix milliseconds, for layouts that print

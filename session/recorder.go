@@ -12,7 +12,7 @@ import (
 )
 
 // Recorder materializes turn records from one session's agent-loop events
-// (seed 003 SessionRecorder) and writes them to a Store, one Step (an atomic
+// (docs/turn.md, "recorder") and writes them to a Store, one Step (an atomic
 // Writer.WriteStep) per completed step:
 //
 //  1. the turn's assistant message_end (the model call completed): the turn

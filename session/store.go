@@ -1,9 +1,9 @@
 // Package session stores agent sessions: the sessions, the loops that run in
-// them, each loop's turns (seed 003 Turn: turn_id, triggered_by, usage, input
-// messages, output message, tool results, started_at, ended_at) and the loop's
-// message history, behind the Store interface; plus a Recorder that
-// materializes those records from the agent loop's events (seed 003
-// SessionRecorder).
+// them, each loop's turns (docs/turn.md: turn_id, triggered_by, usage, input
+// messages, output message, tool results, started_at, ended_at) and the
+// loop's message history, behind the Store interface; plus a Recorder that
+// materializes those records from the agent loop's events (docs/turn.md,
+// "recorder").
 //
 // Which implementation to use:
 //

@@ -46,7 +46,7 @@ type SessionSummary struct {
 	Usage     llm.Usage // summed over those turns, tokens
 }
 
-// Loop is one agent loop of a session (seed 003: a turn never spans loops).
+// Loop is one agent loop of a session (docs/turn.md, rule 18: a turn never spans loops).
 type Loop struct {
 	ID           string // the agent's loop id
 	SessionID    string
@@ -71,7 +71,7 @@ const (
 	TurnFailed     TurnStatus = "failed"    // turn_end carried an error; no output is kept
 )
 
-// Turn is one recorded turn (seed 003 Turn header): one model call and the tool
+// Turn is one recorded turn (docs/turn.md, "turn header"): one model call and the tool
 // calls it asked for. Its messages are the Messages with the same LoopID and
 // TurnIndex.
 type Turn struct {

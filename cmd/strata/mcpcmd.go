@@ -80,7 +80,7 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
 	defer m.Terminate()
 	for _, s := range servers {
-		_ = m.LaunchServer(ctx, s.Name, s.Server) // the failure is in the status
+		_ = m.LaunchServer(ctx, s.Name, strata.MCPServerConfig(s.Server)) // the failure is in the status
 	}
 	m.Freeze()
 	st := m.Statuses()

@@ -112,10 +112,10 @@ func goldenContext(t *testing.T, root, agentFile string) prompt.Context {
 	return pc
 }
 
-// TestRenderGolden captures the wire body of every seed layout for every
+// TestRenderGolden captures the wire body of every layout in seedLayouts for every
 // provider and compares it with testdata/render/<layout>.<provider>.json
-// (checked by hand against the seeds; rewrite with -update). It also asserts
-// the seeds' exact texts and the breakpoint limit directly, and that a second
+// (checked by hand against the designs in docs/; rewrite with -update). It also
+// asserts the designs' exact texts and the breakpoint limit directly, and that a second
 // render is byte-identical.
 func TestRenderGolden(t *testing.T) {
 	root, agentFile := goldenProject(t)
@@ -192,7 +192,7 @@ func captureBody(ctx context.Context, spec providers.Spec, req *llm.Request) ([]
 	return reqs[len(reqs)-1].Body, nil
 }
 
-// checkSeedText asserts the seeds' exact texts in the wire body (as JSON
+// checkSeedText asserts the designs' exact texts (docs/) in the wire body (as JSON
 // strings) and the Anthropic breakpoint limit.
 func checkSeedText(t *testing.T, layout, provider, body string) {
 	t.Helper()
@@ -200,18 +200,18 @@ func checkSeedText(t *testing.T, layout, provider, body string) {
 		t.Helper()
 		q, _ := json.Marshal(s)
 		if !strings.Contains(body, strings.Trim(string(q), `"`)) {
-			t.Errorf("body lacks the seed text %q", s)
+			t.Errorf("body lacks the design's exact text %q", s)
 		}
 	}
 	switch layout {
-	case "kiro": // seed 000 §2
+	case "kiro": // docs/kiro.md, "context message"
 		for _, s := range []string{kiro.EntryBegin, kiro.EntryEnd, kiro.SkillsHeader, kiro.Ack, kiro.PromptPrefix} {
 			has(s)
 		}
 		if n := strings.Count(body, "--- CONTEXT ENTRY BEGIN ---"); n != 6 {
 			t.Errorf("%d context entries; want 6 (layers 1–6 all non-empty)", n)
 		}
-	case "panels": // seed 002
+	case "panels": // docs/panels.md, rules 10–12
 		for _, s := range []string{panels.Header, panels.TimestampPrefix, panels.FooterPrefix, panels.FooterAck, panels.ToolName} {
 			has(s)
 		}
@@ -219,9 +219,9 @@ func checkSeedText(t *testing.T, layout, provider, body string) {
 			has(panels.SeedPrefix)
 			has(panels.SeedAck)
 		} else if strings.Contains(body, "repeated for emphasis") {
-			t.Error("seed re-injection outside Anthropic (seed 002: Anthropic only)")
+			t.Error("seed re-injection outside Anthropic (docs/panels.md, rule 12: Anthropic only)")
 		}
-	case "tiered": // seed 004
+	case "tiered": // docs/tiered.md
 		for _, s := range []string{tiered.FileTreeHeader, tiered.Ok, "Answer in English."} {
 			has(s)
 		}

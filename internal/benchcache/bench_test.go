@@ -21,8 +21,8 @@ var allLayouts = []string{"flat", "kiro", "panels", "tiered", "cachefit"}
 
 // On every train trajectory and both scenarios, under the Anthropic
 // simulator: no layout costs less than the oracle (it is a lower bound per
-// trajectory), and cachefit is within 3% of it and cheaper than every seed
-// layout.
+// trajectory), and cachefit is within 3% of it and cheaper than every
+// layout taken from another system's design (docs/).
 func TestTrainOracleBoundAndCachefit(t *testing.T) {
 	dir := shared.Path(t, "data/trajectories/mini-swe-agent/train")
 	for _, sc := range []Scenario{Append, Managed} {

@@ -16,7 +16,7 @@
 //
 // Already-sent content is never moved or rewritten: a refreshed file is
 // placed again, at the end, marked as superseding its earlier view, so the
-// model sees the same information as with the seed layouts (the latest
+// model sees the same information as with the other layouts (the latest
 // version of every working file) while the prefix stays cacheable. The price
 // is that earlier versions stay in the prompt.
 package cachefit

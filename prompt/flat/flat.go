@@ -3,7 +3,8 @@
 // knowledge, task, hook output, files, skills, file tree) as markdown
 // sections, the tool specs, and the whole history in order with the reminder
 // appended to the last user message; no cache breakpoints. The model sees
-// the same information as in the seed layouts, laid out the simplest way.
+// the same information as in the other layouts, laid out the simplest way
+// (docs/flat.md).
 // Every other layout is measured against it.
 package flat
 

@@ -1,10 +1,10 @@
-// Package kiro is the layout of kiro-cli (seed 000, "The Turn Anatomy"): no
+// Package kiro is the layout of kiro-cli (docs/kiro.md): no
 // system prompt; one synthetic user message carrying every context layer,
 // then a canned assistant acknowledgment, then the conversation history. Tool
 // specs travel in the request's tools parameter. No cache breakpoints: the
 // kiro runtime service exposes none.
 //
-// The seven layers, in order (seed 000 §2), each of layers 1–6 wrapped in
+// The seven layers, in order (docs/kiro.md, "context message"), each of layers 1–6 wrapped in
 // "--- CONTEXT ENTRY BEGIN ---\n" … "--- CONTEXT ENTRY END ---\n\n" and
 // omitted when empty:
 //
@@ -16,7 +16,7 @@
 //  6. skill:// hints, "{name}: {description} (file: {path})" under the skill header
 //  7. the agent prompt, raw: "Follow this instruction: {prompt}"
 //
-// Entry texts not given by the seed (the summary preamble, the hook preamble,
+// Entry texts the design does not give (the summary preamble, the hook preamble,
 // the "[path]" file form) are those of the Amazon Q Developer CLI source
 // (crates/chat-cli/src/cli/chat/conversation.rs, crates/agent/src/agent/mod.rs).
 package kiro
@@ -28,7 +28,7 @@ import (
 	"github.com/strata-agent/strata/prompt"
 )
 
-// Exact texts (seed 000; kiro-cli crates/agent/src/agent/consts.rs).
+// Exact texts (docs/kiro.md; kiro-cli crates/agent/src/agent/consts.rs).
 const (
 	EntryBegin   = "--- CONTEXT ENTRY BEGIN ---\n"
 	EntryEnd     = "--- CONTEXT ENTRY END ---\n\n"
@@ -56,7 +56,7 @@ func SkillHint(s prompt.Skill) string {
 
 type layer struct{ name, text string }
 
-// layers returns the non-empty layers of the context message in seed order.
+// layers returns the non-empty layers of the context message in the design's order.
 func layers(c *prompt.Context) []layer {
 	var out []layer
 	entry := func(name, body string) {

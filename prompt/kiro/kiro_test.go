@@ -23,7 +23,7 @@ func fullContext() *prompt.Context {
 	}
 }
 
-// The context message holds the seven layers in seed order, layers 1–6
+// The context message holds the seven layers in the design's order, layers 1–6
 // wrapped in the exact delimiters, the prompt raw and last; then the exact ack.
 func TestContextMessageMatchesSeed(t *testing.T) {
 	req, bd, err := Layout{}.Assemble(fullContext())

@@ -1,11 +1,11 @@
-// Package panels is the layout of Context Pilot (seed 002, "Prompt Building
-// Pipeline"): the system prompt, then every context item as a synthetic
+// Package panels is the layout of Context Pilot (docs/panels.md): the system
+// prompt, then every context item as a synthetic
 // `dynamic_panel` tool_use / tool_result pair ordered by last refresh time
 // (oldest, most stable first), a footer pair, the system prompt repeated for
 // emphasis (Anthropic only), then the real conversation with empty messages
 // removed and orphan tool calls skipped.
 //
-// Exact texts are the seed's (Prompt Text Constants); the "timestamp unknown"
+// Exact texts are Context Pilot's (docs/panels.md, rules 10–12); the "timestamp unknown"
 // fallback and the footer template's full wording are Context Pilot's
 // (src/constants prompts: PANEL_TIMESTAMP_UNKNOWN, PANEL_FOOTER).
 package panels
@@ -21,7 +21,7 @@ import (
 	"github.com/strata-agent/strata/prompt"
 )
 
-// Exact texts (seed 002, Prompt Text Constants and Seed Re-injection).
+// Exact texts (docs/panels.md, "request", rules 10–12).
 const (
 	Header          = "Beginning of dynamic panel display. All content displayed below may be considered up to date."
 	TimestampPrefix = "Panel automatically generated at "
@@ -174,7 +174,7 @@ var errEmpty = emptyError{}
 // Conversation returns the history as Context Pilot sends it: messages with
 // no content removed, and tool_use blocks that no tool_result in the next
 // message answers (orphans, e.g. cut by max_tokens) skipped, so the API never
-// sees an unanswered call (seed 002, "Orphan tool call handling").
+// sees an unanswered call (docs/panels.md, rule 14).
 func Conversation(history []llm.Message) []llm.Message {
 	out := make([]llm.Message, 0, len(history))
 	for i, m := range history {

@@ -25,7 +25,7 @@ func ctx(api llm.API) *prompt.Context {
 	}
 }
 
-// Panels come oldest first as dynamic_panel pairs with the seed's exact
+// Panels come oldest first as dynamic_panel pairs with Context Pilot's exact
 // texts, then the footer pair, then the seed re-injection (Anthropic only),
 // then the conversation without empty blocks and orphan calls.
 func TestAnthropicFormMatchesSeed(t *testing.T) {

@@ -1,6 +1,6 @@
 // Package stability tracks how long each piece of context has stayed
-// unchanged across requests and assigns it a cache tier (seed 004, "Tiered
-// Assembly Data Flow"): L0 (most stable) … L3, or active.
+// unchanged across requests and assigns it a cache tier (docs/tiered.md,
+// "stability tracker"): L0 (most stable) … L3, or active.
 //
 // Items are keyed "file:{path}", "symbol:{path}" or "history:{N}". Each
 // request, Update is given every item present with a hash of its content:
@@ -11,8 +11,8 @@
 //   - an item absent from the update is forgotten.
 //
 // An item's tier follows from N through Thresholds (promotion one step at a
-// time as N grows). The seed leaves the thresholds to its cache_tiering
-// document, which is not part of strata's sources; strata's defaults (3, 6,
+// time as N grows). The tiered-assembly design leaves the thresholds to a
+// document strata does not have (docs/tiered.md, rule 14); strata's defaults (3, 6,
 // 9, 12 requests) are documented on DefaultThresholds.
 package stability
 

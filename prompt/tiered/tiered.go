@@ -1,5 +1,4 @@
-// Package tiered is the tiered-assembly layout (seed 004, "Prompt
-// Assembly"): content is placed by stability, most stable first, with a
+// Package tiered is the tiered-assembly layout (docs/tiered.md): content is placed by stability, most stable first, with a
 // cache breakpoint closing each non-empty tier (at most 4).
 //
 //	system   L0: system prompt + L0 reference files
@@ -14,7 +13,7 @@
 //
 // Tiers come from a stability.Tracker the layout keeps per session: one
 // Layout instance serves one session. Context items that are not files in the
-// seed (summary, skills, hook outputs, task, knowledge) are tracked and
+// design (summary, skills, hook outputs, task, knowledge) are tracked and
 // placed like files under a bracketed name, so the model still sees them.
 package tiered
 
@@ -30,7 +29,7 @@ import (
 	"github.com/strata-agent/strata/prompt/stability"
 )
 
-// Header constants (seed 004, "Header Constants" and "Block Details").
+// Header constants (docs/tiered.md, "message array", rule 5).
 const (
 	FilesL0Header     = "# Reference Files (Stable)\n\nThese files are included for reference:\n\n"
 	FilesL1Header     = "# Reference Files\n\nThese files are included for reference:\n\n"
@@ -47,8 +46,8 @@ var tierHeaders = [4]string{FilesL0Header, FilesL1Header, FilesL2Header, FilesL3
 // default thresholds); it is stateful.
 type Layout struct {
 	tracker stability.Tracker
-	// Flat disables tiers and breakpoints: every item is active (seed 004
-	// "Flat assembly", the fallback).
+	// Flat disables tiers and breakpoints: every item is active (the
+	// design's flat fallback; docs/tiered.md, rule 1).
 	Flat bool
 }
 
@@ -62,7 +61,7 @@ func init() {
 // Name returns "tiered".
 func (*Layout) Name() string { return "tiered" }
 
-// Fenced formats a file the seed's way: the path, then the content in a fence
+// Fenced formats a file the design's way (docs/tiered.md, rule 6): the path, then the content in a fence
 // without a language tag.
 func Fenced(path, content string) string {
 	return path + "\n```\n" + strings.TrimSuffix(content, "\n") + "\n```"
