@@ -1,15 +1,3 @@
-// Package bedrock is strata's provider for Amazon Bedrock's Converse API, on
-// the official AWS SDK (github.com/aws/aws-sdk-go-v2/service/bedrockruntime):
-// ConverseStream (or Converse) with the SDK's event-stream decoder. Credentials
-// are static keys or a profile name (Config); the AWS credential chain is
-// built inside. Cache
-// breakpoints become cachePoint blocks (Params); usage maps
-// cacheReadInputTokens / cacheWriteInputTokens to CacheRead / CacheWrite.
-//
-// Content kept from responses: text, reasoning text (+signature), redacted
-// reasoning and toolUse blocks, in order. Citations and server-side tool
-// results (e.g. a code-interpreter toolResult in an assistant message) have
-// no place in strata's neutral model and are dropped.
 package bedrock
 
 import (
@@ -143,12 +131,14 @@ func (p *Provider) API() llm.API { return llm.APIBedrock }
 // with no streamed input is reported whole at its contentBlockStop). Index
 // is the block's position in the returned message.
 //
-// Errors: *llm.APIError for an HTTP error or an exception event in the
+// Errors: a mapping error naming the field (see "Request mapping" in the
+// package documentation) before anything is sent; *llm.APIError for an HTTP
+// error or an exception event in the
 // stream; an error wrapping llm.ErrStreamTruncated when the stream ends
 // before messageStop or the body breaks off mid-event; ctx.Err() when ctx is
 // cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-	in, err := Params(req)
+	in, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}

@@ -2,6 +2,7 @@ package bedrock
 
 import (
 	"context"
+	"errors"
 	"os"
 	"path/filepath"
 	"strings"
@@ -107,5 +108,51 @@ func TestNewErrors(t *testing.T) {
 		if _, err := New(c.cfg); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: error %v, want one naming %q", c.name, err, c.want)
 		}
+	}
+}
+
+// Knobs Converse cannot express are errors before anything is sent; tool
+// choice none withholds the tools while the history has no tool blocks.
+func TestToolChoiceAndReasoningRules(t *testing.T) {
+	tools := []llm.ToolSpec{{Name: "f", InputSchema: []byte(`{"type":"object"}`)}}
+	history := []llm.Message{llm.UserText("hi"), {Role: llm.RoleAssistant, Content: []llm.Block{llm.ToolUseBlock("t1", "f", []byte(`{}`))}},
+		{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("t1", "ok", false)}}}
+	for _, c := range []struct {
+		name string
+		req  llm.Request
+		want string // error substring; "" = sent
+	}{
+		{"none without tool history", llm.Request{Tools: tools, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceNone}}, ""},
+		{"none with tool history", llm.Request{Messages: history, Tools: tools, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceNone}}, "messages[1] holds tool_use/tool_result"},
+		{"disable parallel", llm.Request{Tools: tools, ToolChoice: llm.ToolChoice{DisableParallel: true}}, "tool_choice.disable_parallel"},
+		{"disable parallel without tools", llm.Request{ToolChoice: llm.ToolChoice{DisableParallel: true}}, ""},
+		{"small budget", llm.Request{Reasoning: llm.Reasoning{BudgetTokens: 100}}, "reasoning.budget_tokens 100"},
+		{"budget over max_tokens", llm.Request{MaxTokens: 2000, Reasoning: llm.Reasoning{BudgetTokens: 4000}}, "reasoning.budget_tokens 4000"},
+		{"effort without a Claude form", llm.Request{Reasoning: llm.Reasoning{Effort: "minimal"}}, `reasoning.effort "minimal"`},
+		{"max_tokens over int32", llm.Request{MaxTokens: 1 << 31}, "32-bit"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			req := c.req
+			req.Model = "m"
+			if req.Messages == nil {
+				req.Messages = []llm.Message{llm.UserText("hi")}
+			}
+			tr := &capture.Transport{}
+			p := mustNew(t, Config{Region: "us-east-1", AccessKeyID: "a", SecretAccessKey: "b", BaseURL: "http://127.0.0.1:1", HTTPClient: tr.Client()})
+			_, err := p.Stream(context.Background(), &req, nil)
+			sent := len(tr.Requests())
+			if c.want != "" {
+				if err == nil || !strings.Contains(err.Error(), c.want) || sent != 0 {
+					t.Fatalf("error %v after %d requests, want one naming %q before sending", err, sent, c.want)
+				}
+				return
+			}
+			if sent != 1 || !errors.Is(err, capture.ErrNotSent) {
+				t.Fatalf("%d requests sent, error %v", sent, err)
+			}
+			if body := string(tr.Requests()[0].Body); strings.Contains(body, "toolConfig") || strings.Contains(body, "additionalModelRequestFields") {
+				t.Errorf("body %s", body)
+			}
+		})
 	}
 }
