@@ -62,7 +62,7 @@ func longSession(b *testing.B, turns int) prompt.Context {
 	return c
 }
 
-// BenchmarkAssembleEncode200 assembles and encodes (Anthropic params +
+// BenchmarkAssembleEncode200 assembles and encodes (anthropic.NewBody +
 // json.Marshal) a 200-turn session built from real trajectories, per layout,
 // and reports the time as a ratio to one json.Marshal of the same final body
 // measured in the same loop (goal ≤ 1.5×).
@@ -87,22 +87,22 @@ func BenchmarkAssembleEncode200(b *testing.B) {
 				if err != nil {
 					b.Fatal(err)
 				}
-				params, err := anthropic.Params(req)
+				body, err := anthropic.NewBody(req)
 				if err != nil {
 					b.Fatal(err)
 				}
-				body, err := json.Marshal(params)
+				enc, err := json.Marshal(body)
 				if err != nil {
 					b.Fatal(err)
 				}
 				t1 := time.Now()
-				if _, err := json.Marshal(params); err != nil {
+				if _, err := json.Marshal(body); err != nil {
 					b.Fatal(err)
 				}
 				t2 := time.Now()
 				assemble += t1.Sub(t0)
 				marshal += t2.Sub(t1)
-				size = len(body)
+				size = len(enc)
 			}
 			b.ReportMetric(float64(assemble)/float64(marshal), "x_marshal")
 			b.ReportMetric(float64(size), "body_bytes")

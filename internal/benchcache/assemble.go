@@ -18,8 +18,8 @@ type AssembleTiming struct {
 	Layout    string        `json:"layout"`
 	Requests  int           `json:"requests"`
 	BodyBytes int64         `json:"body_bytes"`  // total of the encoded bodies
-	Assemble  time.Duration `json:"assemble_ns"` // Layout.Assemble + anthropic.Params + json.Marshal
-	Marshal   time.Duration `json:"marshal_ns"`  // json.Marshal of the same params again
+	Assemble  time.Duration `json:"assemble_ns"` // Layout.Assemble + anthropic.NewBody + json.Marshal
+	Marshal   time.Duration `json:"marshal_ns"`  // json.Marshal of the same body again
 	Ratio     float64       `json:"x_marshal"`   // Assemble / Marshal
 	PerReqMS  float64       `json:"ms_per_request"`
 }
@@ -47,23 +47,23 @@ func TimeAssemble(sessions []*Session, layouts []string, rounds int, progress fu
 					if err != nil {
 						return nil, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)
 					}
-					params, err := anthropic.Params(req)
+					body, err := anthropic.NewBody(req)
 					if err != nil {
 						return nil, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)
 					}
-					body, err := json.Marshal(params)
+					enc, err := json.Marshal(body)
 					if err != nil {
 						return nil, err
 					}
 					t1 := time.Now()
-					if _, err := json.Marshal(params); err != nil {
+					if _, err := json.Marshal(body); err != nil {
 						return nil, err
 					}
 					t.Assemble += t1.Sub(t0)
 					t.Marshal += time.Since(t1)
 					if round == 0 {
 						t.Requests++
-						t.BodyBytes += int64(len(body))
+						t.BodyBytes += int64(len(enc))
 					}
 				}
 			}

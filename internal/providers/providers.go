@@ -3,16 +3,13 @@
 package providers
 
 import (
-	"context"
 	"fmt"
 	"net/http"
 	"os"
 	"sort"
 	"strings"
 
-	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/strata-agent/strata/llm"
-
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/bedrock"
 	"github.com/strata-agent/strata/llm/gemini"
@@ -118,9 +115,10 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 	return nil, fmt.Errorf("provider %s: unknown API %q", spec.Name, spec.API)
 }
 
-// newBedrock builds the Bedrock provider: with Options.APIKey (render) it
-// signs with that static key and sends nothing real; otherwise the AWS SDK's
-// default credential chain and region are used.
+// newBedrock builds the Bedrock provider in AWS_REGION (default us-east-1):
+// with Options.APIKey (render) it signs with that static key and sends
+// nothing real; otherwise the AWS SDK's default credential chain is used
+// (built by package bedrock: AWS_ACCESS_KEY_ID…, AWS_PROFILE, SSO, roles).
 func newBedrock(o Options, base string) (llm.Provider, error) {
 	cfg := bedrock.Config{Region: os.Getenv("AWS_REGION"), BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}
 	if cfg.Region == "" {
@@ -128,14 +126,12 @@ func newBedrock(o Options, base string) (llm.Provider, error) {
 	}
 	if o.APIKey != "" {
 		cfg.AccessKeyID, cfg.SecretAccessKey = o.APIKey, o.APIKey
-		return bedrock.New(cfg), nil
 	}
-	ac, err := config.LoadDefaultConfig(context.Background(), config.WithRegion(cfg.Region))
+	p, err := bedrock.New(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("provider bedrock: AWS configuration: %w", err)
+		return nil, err // "bedrock: …", naming the field
 	}
-	cfg.Credentials = ac.Credentials
-	return bedrock.New(cfg), nil
+	return p, nil
 }
 
 // FromEnv picks the provider when none was named: the first of

@@ -1,19 +1,3 @@
-// Package anthropic is strata's provider for the Anthropic Messages API, on the
-// official SDK (github.com/anthropics/anthropic-sdk-go). It maps llm.Request
-// to MessageNewParams (Params), streams with the SDK's SSE decoder and
-// accumulator (Message.Accumulate), and maps the final message, stop reason,
-// usage and errors back to the llm types.
-//
-// Content kept from responses (the rule the fixture tests assert): text,
-// thinking (+signature), redacted_thinking and client tool_use blocks, in
-// order. Server-side blocks (server_tool_use, web_search_tool_result,
-// web_fetch_tool_result, code execution results, mcp_tool_use/result,
-// compaction, fallback, advisor results, …) are run by Anthropic and have no
-// place in strata's neutral model: they are dropped, along with their deltas,
-// and citations on text blocks are dropped too (the text is kept). A
-// tool_use block whose input is not a complete JSON object is dropped when the
-// model stopped on max_tokens (the output cap cut the call off: it can be
-// neither executed nor replayed); any other unparseable tool input is an error.
 package anthropic
 
 import (
@@ -97,14 +81,15 @@ func (p *Provider) API() llm.API { return llm.APIAnthropic }
 // so a kept block's fragments always concatenate to its final content. Empty
 // fragments and signature/citation deltas are not reported.
 //
-// Errors: the mapping error of Params; *llm.APIError for an HTTP status ≥ 400
+// Errors: a mapping error naming the field (see "Request mapping" in the
+// package documentation) before anything is sent; *llm.APIError for an HTTP status ≥ 400
 // or an in-stream `event: error`; an error wrapping llm.ErrStreamTruncated
 // when the stream ends (cleanly or by a cut connection) after message_start
 // but before message_stop; a "malformed stream" error for events the
 // accumulator rejects, a second message_start or an unparseable tool input;
 // ctx.Err() when ctx is cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-	params, err := Params(req)
+	mp, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", err)
 	}
@@ -112,7 +97,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ll
 		onDelta = func(llm.Delta) {}
 	}
 	if p.cfg.NonStreaming {
-		msg, err := p.client.Messages.New(ctx, params)
+		msg, err := p.client.Messages.New(ctx, mp)
 		if err != nil {
 			return nil, wrapError(ctx, err, false)
 		}
@@ -123,7 +108,7 @@ func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(ll
 		llm.ReplayDeltas(resp.Message, onDelta)
 		return resp, nil
 	}
-	stream := p.client.Messages.NewStreaming(ctx, params)
+	stream := p.client.Messages.NewStreaming(ctx, mp)
 	defer stream.Close()
 	var (
 		acc     sdk.Message

@@ -117,7 +117,7 @@ func benchRequest() *llm.Request {
 	return r
 }
 
-// BenchmarkRequestEncode measures Params + json.Marshal of a 50-message
+// BenchmarkRequestEncode measures params + json.Marshal of a 50-message
 // request and reports the ratio to json.Marshal of the llm.Request itself,
 // measured in the same run (metric "x-marshal").
 func BenchmarkRequestEncode(b *testing.B) {
@@ -126,7 +126,7 @@ func BenchmarkRequestEncode(b *testing.B) {
 	b.ResetTimer()
 	start := time.Now()
 	for i := 0; i < b.N; i++ {
-		p, err := Params(req)
+		p, err := params(req)
 		if err != nil {
 			b.Fatal(err)
 		}

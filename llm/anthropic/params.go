@@ -4,6 +4,8 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"slices"
+	"strings"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 	"github.com/anthropics/anthropic-sdk-go/packages/param"
@@ -16,38 +18,33 @@ import (
 // "Create a Message"), and 4096 is within every current model's output limit.
 const DefaultMaxTokens = 4096
 
-// Params maps a provider-neutral request to the SDK's MessageNewParams, once
-// and exactly:
-//
-//   - Model → model; MaxTokens → max_tokens (DefaultMaxTokens when 0);
-//   - System → system as text blocks;
-//   - Messages → messages with text, image (base64 or URL), tool_use (input
-//     sent byte for byte), tool_result (text and image content, is_error only
-//     when true), thinking (+signature) and redacted_thinking blocks;
-//   - Tools → tools (name, description, input_schema kept key for key:
-//     properties, required, and every other key such as additionalProperties
-//     or $defs);
-//   - ToolChoice → tool_choice auto/any/tool/none with
-//     disable_parallel_tool_use (a zero Mode with DisableParallel sends auto);
-//   - Temperature, TopP, Stop → temperature, top_p, stop_sequences;
-//   - Reasoning.BudgetTokens → thinking {type: enabled, budget_tokens}
-//     (Reasoning.Effort and Summary are OpenAI-only and ignored);
-//   - User → metadata.user_id; PromptCacheKey is ignored (OpenAI only);
-//   - Breakpoints → cache_control {type: ephemeral[, ttl]} on the exact block
-//     named: the last tool (tools), System[Block] (system) or
-//     Messages[Message].Content[Block] (message).
-//
-// It returns an error naming the field for a request that fails
-// llm.Request.Validate or holds a value the API cannot take (unknown
-// tool_choice mode, a breakpoint on a thinking block, an image media type the
-// API does not accept, a thinking budget outside [1024, max_tokens), a
-// schema whose type is not "object").
-func Params(req *llm.Request) (sdk.MessageNewParams, error) {
+// Body is a request mapped to the Messages API request body (POST
+// /v1/messages), not yet encoded: json.Marshal of a Body returns the JSON
+// Stream sends, less the "stream": true that streaming adds. A Body is not
+// modified after NewBody and is safe for concurrent use.
+type Body struct{ p sdk.MessageNewParams }
+
+// NewBody maps req as Stream does ("Request mapping" in the package
+// documentation) and returns the same errors. `strata bench assemble` uses
+// it to time layout and encoding without sending anything.
+func NewBody(req *llm.Request) (*Body, error) {
+	p, err := params(req)
+	if err != nil {
+		return nil, err
+	}
+	return &Body{p: p}, nil
+}
+
+// MarshalJSON encodes the body with the SDK's encoder.
+func (b *Body) MarshalJSON() ([]byte, error) { return b.p.MarshalJSON() }
+
+// params maps a provider-neutral request to the SDK's MessageNewParams, once
+// and exactly, by the rules in the package documentation ("Request
+// mapping"). It returns an error naming the field for a request that fails
+// llm.Request.Validate or holds a value the API cannot take.
+func params(req *llm.Request) (sdk.MessageNewParams, error) {
 	if err := req.Validate(); err != nil {
 		return sdk.MessageNewParams{}, err
-	}
-	if req.MaxTokens < 0 {
-		return sdk.MessageNewParams{}, fmt.Errorf("max_tokens %d: must not be negative", req.MaxTokens)
 	}
 	p := sdk.MessageNewParams{Model: sdk.Model(req.Model), MaxTokens: req.MaxTokens}
 	if p.MaxTokens == 0 {
@@ -90,36 +87,8 @@ func Params(req *llm.Request) (sdk.MessageNewParams, error) {
 		}
 		p.Tools = append(p.Tools, sdk.ToolUnionParam{OfTool: &tp})
 	}
-	switch tc := req.ToolChoice; tc.Mode {
-	case "":
-		if tc.DisableParallel {
-			p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: param.NewOpt(true)}}
-		}
-	case llm.ToolChoiceAuto:
-		a := &sdk.ToolChoiceAutoParam{}
-		if tc.DisableParallel {
-			a.DisableParallelToolUse = param.NewOpt(true)
-		}
-		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAuto: a}
-	case llm.ToolChoiceAny:
-		a := &sdk.ToolChoiceAnyParam{}
-		if tc.DisableParallel {
-			a.DisableParallelToolUse = param.NewOpt(true)
-		}
-		p.ToolChoice = sdk.ToolChoiceUnionParam{OfAny: a}
-	case llm.ToolChoiceTool:
-		if tc.Name == "" {
-			return sdk.MessageNewParams{}, fmt.Errorf("tool_choice: mode tool needs a tool name")
-		}
-		a := &sdk.ToolChoiceToolParam{Name: tc.Name}
-		if tc.DisableParallel {
-			a.DisableParallelToolUse = param.NewOpt(true)
-		}
-		p.ToolChoice = sdk.ToolChoiceUnionParam{OfTool: a}
-	case llm.ToolChoiceNone:
-		p.ToolChoice = sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
-	default:
-		return sdk.MessageNewParams{}, fmt.Errorf("tool_choice: unknown mode %q (want auto, any, tool or none)", tc.Mode)
+	if len(req.Tools) > 0 {
+		p.ToolChoice = toolChoice(req.ToolChoice)
 	}
 	if req.Temperature != nil {
 		p.Temperature = param.NewOpt(*req.Temperature)
@@ -134,12 +103,57 @@ func Params(req *llm.Request) (sdk.MessageNewParams, error) {
 		if b < 1024 || b >= p.MaxTokens {
 			return sdk.MessageNewParams{}, fmt.Errorf("reasoning.budget_tokens %d: want 1024 ≤ budget < max_tokens (%d)", b, p.MaxTokens)
 		}
-		p.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: req.Reasoning.BudgetTokens}}
+		p.Thinking = sdk.ThinkingConfigParamUnion{OfEnabled: &sdk.ThinkingConfigEnabledParam{BudgetTokens: b}}
+	}
+	if e := req.Reasoning.Effort; e != "" {
+		level, err := effort(e)
+		if err != nil {
+			return sdk.MessageNewParams{}, err
+		}
+		p.OutputConfig.Effort = level
 	}
 	if req.User != "" {
 		p.Metadata = sdk.MetadataParam{UserID: param.NewOpt(req.User)}
 	}
 	return p, nil
+}
+
+// toolChoice maps a validated tool choice (the request has tools). A zero
+// Mode with DisableParallel sends auto; none has no
+// disable_parallel_tool_use field and needs none (no call is made at all).
+func toolChoice(tc llm.ToolChoice) sdk.ToolChoiceUnionParam {
+	var disable param.Opt[bool]
+	if tc.DisableParallel {
+		disable = param.NewOpt(true)
+	}
+	switch tc.Mode {
+	case llm.ToolChoiceAny:
+		return sdk.ToolChoiceUnionParam{OfAny: &sdk.ToolChoiceAnyParam{DisableParallelToolUse: disable}}
+	case llm.ToolChoiceTool:
+		return sdk.ToolChoiceUnionParam{OfTool: &sdk.ToolChoiceToolParam{Name: tc.Name, DisableParallelToolUse: disable}}
+	case llm.ToolChoiceNone:
+		return sdk.ToolChoiceUnionParam{OfNone: &sdk.ToolChoiceNoneParam{}}
+	case llm.ToolChoiceAuto:
+		return sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
+	}
+	if tc.DisableParallel { // Mode "": the default (auto), made explicit to carry the flag
+		return sdk.ToolChoiceUnionParam{OfAuto: &sdk.ToolChoiceAutoParam{DisableParallelToolUse: disable}}
+	}
+	return sdk.ToolChoiceUnionParam{}
+}
+
+// efforts are the output_config.effort levels the Messages API accepts
+// (Anthropic docs, "Effort"; the SDK's OutputConfigEffort values), lowest
+// first.
+var efforts = []string{"low", "medium", "high", "xhigh", "max"}
+
+// effort checks a reasoning effort level against efforts: OpenAI's "none"
+// and "minimal" have no Claude form.
+func effort(level string) (sdk.OutputConfigEffort, error) {
+	if !slices.Contains(efforts, level) {
+		return "", fmt.Errorf("reasoning.effort %q: the Messages API's output_config.effort takes %s", level, strings.Join(efforts, ", "))
+	}
+	return sdk.OutputConfigEffort(level), nil
 }
 
 func cacheControl(bp llm.Breakpoint) sdk.CacheControlEphemeralParam {

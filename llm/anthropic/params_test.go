@@ -75,9 +75,10 @@ func TestParamsMapping(t *testing.T) {
 	  "tool_choice": {"type":"tool","name":"read","disable_parallel_tool_use":true},
 	  "temperature": 0.5, "top_p": 0.9, "stop_sequences": ["END"],
 	  "thinking": {"type":"enabled","budget_tokens":2048},
+	  "output_config": {"effort":"high"},
 	  "metadata": {"user_id":"user-42"}
 	}`
-	p, err := Params(req)
+	p, err := params(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -90,8 +91,19 @@ func TestParamsMapping(t *testing.T) {
 	}
 }
 
-// TestParamsToolChoice checks each tool_choice mode.
+// TestParamsToolChoice checks each tool_choice mode, and that a request
+// without tools sends no tool_choice (auto, none and disable_parallel hold
+// by construction there).
 func TestParamsToolChoice(t *testing.T) {
+	for _, tc := range []llm.ToolChoice{{Mode: llm.ToolChoiceAuto, DisableParallel: true}, {Mode: llm.ToolChoiceNone}} {
+		p, err := params(&llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}, ToolChoice: tc})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b, _ := json.Marshal(p); strings.Contains(string(b), "tool_choice") {
+			t.Errorf("%+v without tools sent %s", tc, b)
+		}
+	}
 	for _, tc := range []struct {
 		choice llm.ToolChoice
 		want   string // "" = not sent
@@ -105,7 +117,7 @@ func TestParamsToolChoice(t *testing.T) {
 	} {
 		req := &llm.Request{Model: "m", MaxTokens: 10, Messages: []llm.Message{llm.UserText("hi")},
 			Tools: []llm.ToolSpec{{Name: "x"}}, ToolChoice: tc.choice}
-		p, err := Params(req)
+		p, err := params(req)
 		if err != nil {
 			t.Fatalf("%+v: %v", tc.choice, err)
 		}
@@ -136,6 +148,11 @@ func TestParamsErrors(t *testing.T) {
 		{"negative max_tokens", func(r *llm.Request) { r.MaxTokens = -1 }, "max_tokens"},
 		{"unknown tool_choice", func(r *llm.Request) { r.ToolChoice.Mode = "sometimes" }, "tool_choice"},
 		{"tool choice without name", func(r *llm.Request) { r.ToolChoice.Mode = llm.ToolChoiceTool }, "tool_choice"},
+		{"tool choice naming an undeclared tool", func(r *llm.Request) {
+			r.Tools = []llm.ToolSpec{{Name: "x"}}
+			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "y"}
+		}, `tool "y"`},
+		{"effort without a Claude form", func(r *llm.Request) { r.Reasoning.Effort = "minimal" }, `reasoning.effort "minimal"`},
 		{"breakpoint on thinking", func(r *llm.Request) {
 			r.Breakpoints = []llm.Breakpoint{{Target: llm.BreakMessage, Message: 1, Block: 0}}
 		}, "messages[1].content[0]"},
@@ -161,12 +178,12 @@ func TestParamsErrors(t *testing.T) {
 	} {
 		r := ok()
 		tc.mutate(r)
-		_, err := Params(r)
+		_, err := params(r)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one naming %q", tc.name, err, tc.want)
 		}
 	}
-	if _, err := Params(ok()); err != nil {
+	if _, err := params(ok()); err != nil {
 		t.Errorf("valid request: %v", err)
 	}
 }

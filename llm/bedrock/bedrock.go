@@ -1,13 +1,3 @@
-// Package bedrock is strata's provider for Amazon Bedrock's Converse API, on
-// the official AWS SDK (github.com/aws/aws-sdk-go-v2/service/bedrockruntime):
-// ConverseStream (or Converse) with the SDK's event-stream decoder. Cache
-// breakpoints become cachePoint blocks (Params); usage maps
-// cacheReadInputTokens / cacheWriteInputTokens to CacheRead / CacheWrite.
-//
-// Content kept from responses: text, reasoning text (+signature), redacted
-// reasoning and toolUse blocks, in order. Citations and server-side tool
-// results (e.g. a code-interpreter toolResult in an assistant message) have
-// no place in strata's neutral model and are dropped.
 package bedrock
 
 import (
@@ -24,6 +14,7 @@ import (
 
 	"github.com/aws/aws-sdk-go-v2/aws"
 	awshttp "github.com/aws/aws-sdk-go-v2/aws/transport/http"
+	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/credentials"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime"
 	"github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
@@ -35,16 +26,28 @@ import (
 // ProviderName is the id Name returns and APIError.Provider carries.
 const ProviderName = "bedrock"
 
-// Config configures a Provider. The CLI fills it from the standard AWS
-// variables; New reads no environment and no shared config files.
+// Config configures a Provider.
+//
+// Credentials: with AccessKeyID and SecretAccessKey set, requests are signed
+// with those static keys (and SessionToken) and nothing else is read. With
+// neither set, New builds the AWS SDK's default credential chain
+// (environment variables AWS_ACCESS_KEY_ID / AWS_SECRET_ACCESS_KEY /
+// AWS_SESSION_TOKEN, the shared files ~/.aws/config and ~/.aws/credentials
+// with Profile or AWS_PROFILE, SSO, web identity, container and instance
+// roles); credentials are then fetched at the first request and refreshed
+// by the SDK. Only the credentials come from that chain: region, endpoint
+// and retries are the fields below.
 type Config struct {
-	Region string // e.g. "us-east-1"; required by request signing
-	// AccessKeyID, SecretAccessKey and SessionToken sign the requests (SigV4)
-	// unless Credentials is set.
+	// Region is the AWS region, e.g. "us-east-1"; required (request signing
+	// and the regional endpoint use it).
+	Region string
+	// AccessKeyID, SecretAccessKey and SessionToken are static credentials
+	// (SigV4); set both keys or neither.
 	AccessKeyID, SecretAccessKey, SessionToken string
-	// Credentials, when non-nil, supplies the signing credentials (e.g. the
-	// AWS SDK's default chain: profiles, SSO, instance roles).
-	Credentials aws.CredentialsProvider
+	// Profile names the shared-config profile the default chain reads
+	// (e.g. "bedrock-dev"); "" = AWS_PROFILE, else "default". It cannot be
+	// combined with static keys.
+	Profile string
 	// BaseURL overrides the endpoint, e.g. "http://127.0.0.1:43127"; "" =
 	// the regional bedrock-runtime endpoint.
 	BaseURL string
@@ -64,23 +67,54 @@ type Provider struct {
 	cfg    Config
 }
 
-// New returns a provider for cfg.
-func New(cfg Config) *Provider {
-	ac := aws.Config{Region: cfg.Region, RetryMaxAttempts: cfg.MaxRetries + 1, Credentials: cfg.Credentials}
+// New returns a provider for cfg. It fails, with an error naming the field,
+// when Region is empty, when only one of the two static keys is set (or a
+// session token without keys), when static keys and Profile are both set,
+// and when the default chain's configuration cannot be loaded (e.g. Profile
+// names no profile in the shared files).
+func New(cfg Config) (*Provider, error) {
+	if cfg.Region == "" {
+		return nil, errors.New("bedrock: Config.Region is empty: set the AWS region (e.g. us-east-1)")
+	}
+	creds, err := credentialsFor(cfg)
+	if err != nil {
+		return nil, fmt.Errorf("bedrock: %w", err)
+	}
+	ac := aws.Config{Region: cfg.Region, RetryMaxAttempts: cfg.MaxRetries + 1, Credentials: creds}
 	var next aws.HTTPClient = awshttp.NewBuildableClient()
 	if cfg.HTTPClient != nil {
 		next = cfg.HTTPClient
 	}
 	ac.HTTPClient = bodyWatcher{next}
-	if ac.Credentials == nil {
-		ac.Credentials = credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken)
-	}
 	client := bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
 		if cfg.BaseURL != "" {
 			o.BaseEndpoint = aws.String(cfg.BaseURL)
 		}
 	})
-	return &Provider{client: client, cfg: cfg}
+	return &Provider{client: client, cfg: cfg}, nil
+}
+
+// credentialsFor returns the static credentials of cfg or, with no keys,
+// the AWS SDK's default credential chain (see Config).
+func credentialsFor(cfg Config) (aws.CredentialsProvider, error) {
+	static := cfg.AccessKeyID != "" || cfg.SecretAccessKey != "" || cfg.SessionToken != ""
+	switch {
+	case static && (cfg.AccessKeyID == "" || cfg.SecretAccessKey == ""):
+		return nil, errors.New("static credentials need both AccessKeyID and SecretAccessKey")
+	case static && cfg.Profile != "":
+		return nil, fmt.Errorf("static credentials and Profile %q are both set: use one", cfg.Profile)
+	case static:
+		return credentials.NewStaticCredentialsProvider(cfg.AccessKeyID, cfg.SecretAccessKey, cfg.SessionToken), nil
+	}
+	opts := []func(*config.LoadOptions) error{config.WithRegion(cfg.Region)}
+	if cfg.Profile != "" {
+		opts = append(opts, config.WithSharedConfigProfile(cfg.Profile))
+	}
+	ac, err := config.LoadDefaultConfig(context.Background(), opts...)
+	if err != nil {
+		return nil, fmt.Errorf("AWS credential chain (profile %q): %w", cfg.Profile, err)
+	}
+	return ac.Credentials, nil
 }
 
 // Name returns "bedrock".
@@ -97,12 +131,14 @@ func (p *Provider) API() llm.API { return llm.APIBedrock }
 // with no streamed input is reported whole at its contentBlockStop). Index
 // is the block's position in the returned message.
 //
-// Errors: *llm.APIError for an HTTP error or an exception event in the
+// Errors: a mapping error naming the field (see "Request mapping" in the
+// package documentation) before anything is sent; *llm.APIError for an HTTP
+// error or an exception event in the
 // stream; an error wrapping llm.ErrStreamTruncated when the stream ends
 // before messageStop or the body breaks off mid-event; ctx.Err() when ctx is
 // cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-	in, err := Params(req)
+	in, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
 	}

@@ -17,7 +17,7 @@ func stream(t *testing.T, r replay.Response) (*llm.Response, error) {
 	t.Helper()
 	var resp *llm.Response
 	_, err := replay.With(func(url string) (err error) {
-		p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url})
+		p := mustNew(t, Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url})
 		resp, err = p.Stream(context.Background(), &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}}, nil)
 		return err
 	}, r)

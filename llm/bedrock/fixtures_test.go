@@ -236,7 +236,7 @@ func TestFixtures(t *testing.T) {
 		var resp *llm.Response
 		var deltaText strings.Builder
 		_, err := replay.With(func(url string) (err error) {
-			p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url, NonStreaming: !fx.streaming})
+			p := mustNew(t, Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url, NonStreaming: !fx.streaming})
 			resp, err = p.Stream(context.Background(), req, func(d llm.Delta) {
 				if d.Type == llm.DeltaText {
 					deltaText.WriteString(d.Text)

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
+	"slices"
 	"strings"
 
 	"github.com/aws/aws-sdk-go-v2/aws"
@@ -14,24 +16,10 @@ import (
 	"github.com/strata-agent/strata/llm"
 )
 
-// Params maps req to ConverseStream input (Converse takes the same fields).
-//
-//   - System blocks → system text blocks; messages → user / assistant
-//     messages with text, image (bytes; png, jpeg, gif, webp), toolUse,
-//     toolResult (text and image content, status "success" or "error"),
-//     reasoningContent (reasoningText with signature; redactedContent).
-//   - Tools → toolConfig.tools (toolSpec with the JSON schema); ToolChoice →
-//     toolChoice auto / any / tool (Bedrock has no "none": with ToolChoiceNone
-//     the tools are not sent).
-//   - MaxTokens, Temperature, TopP, Stop → inferenceConfig.
-//   - Reasoning.BudgetTokens → additionalModelRequestFields
-//     {"thinking":{"type":"enabled","budget_tokens":N}} (Claude on Bedrock).
-//   - Breakpoints → a cachePoint block right after the block each one closes
-//     (Bedrock docs, "Prompt caching": cachePoint marks the end of a cached
-//     prefix in tools, system or messages; TTL "1h" → ttl 1h).
-//
-// Errors name the message, block and field that cannot be expressed.
-func Params(req *llm.Request) (*bedrockruntime.ConverseStreamInput, error) {
+// params maps req to ConverseStream input (Converse takes the same fields)
+// by the rules in the package documentation ("Request mapping"). Errors name
+// the message, block and field that cannot be expressed.
+func params(req *llm.Request) (*bedrockruntime.ConverseStreamInput, error) {
 	if err := req.Validate(); err != nil {
 		return nil, err
 	}
@@ -66,35 +54,17 @@ func Params(req *llm.Request) (*bedrockruntime.ConverseStreamInput, error) {
 		}
 		in.Messages = append(in.Messages, msg)
 	}
-	if len(req.Tools) > 0 && req.ToolChoice.Mode != llm.ToolChoiceNone {
-		tc := &types.ToolConfiguration{}
-		for i, t := range req.Tools {
-			var schema any
-			if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
-				return nil, fmt.Errorf("tools[%d] %s: input_schema: %w", i, t.Name, err)
-			}
-			spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)}}
-			if t.Description != "" {
-				spec.Description = aws.String(t.Description)
-			}
-			tc.Tools = append(tc.Tools, &types.ToolMemberToolSpec{Value: spec})
-		}
-		if bp, ok := req.BreakpointAt(llm.BreakTools, 0, 0); ok {
-			tc.Tools = append(tc.Tools, &types.ToolMemberCachePoint{Value: cache(bp)})
-		}
-		switch req.ToolChoice.Mode {
-		case llm.ToolChoiceAny:
-			tc.ToolChoice = &types.ToolChoiceMemberAny{}
-		case llm.ToolChoiceTool:
-			tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(req.ToolChoice.Name)}}
-		case llm.ToolChoiceAuto:
-			tc.ToolChoice = &types.ToolChoiceMemberAuto{}
-		}
-		in.ToolConfig = tc
+	tc, err := toolConfig(req, cache)
+	if err != nil {
+		return nil, err
 	}
+	in.ToolConfig = tc
 	ic := &types.InferenceConfiguration{StopSequences: req.Stop}
 	if req.MaxTokens > 0 {
-		ic.MaxTokens = aws.Int32(int32(min(req.MaxTokens, 1<<31-1)))
+		if req.MaxTokens > math.MaxInt32 {
+			return nil, fmt.Errorf("max_tokens %d: Bedrock's inferenceConfig.maxTokens is a 32-bit integer", req.MaxTokens)
+		}
+		ic.MaxTokens = aws.Int32(int32(req.MaxTokens))
 	}
 	if req.Temperature != nil {
 		ic.Temperature = aws.Float32(float32(*req.Temperature))
@@ -105,11 +75,103 @@ func Params(req *llm.Request) (*bedrockruntime.ConverseStreamInput, error) {
 	if ic.MaxTokens != nil || ic.Temperature != nil || ic.TopP != nil || len(ic.StopSequences) > 0 {
 		in.InferenceConfig = ic
 	}
-	if n := req.Reasoning.BudgetTokens; n > 0 {
-		in.AdditionalModelRequestFields = document.NewLazyDocument(map[string]any{
-			"thinking": map[string]any{"type": "enabled", "budget_tokens": n}})
+	extra, err := claudeFields(req)
+	if err != nil {
+		return nil, err
+	}
+	if extra != nil {
+		in.AdditionalModelRequestFields = document.NewLazyDocument(extra)
 	}
 	return in, nil
+}
+
+// toolConfig maps Tools and ToolChoice to toolConfig (nil without tools).
+// Converse's toolChoice is auto, any or tool, with no "none" and no switch
+// for parallel calls: none is expressed by withholding the tools, which
+// Bedrock allows only while no message holds tool_use / tool_result blocks
+// (it then requires toolConfig), and DisableParallel is an error.
+func toolConfig(req *llm.Request, cache func(llm.Breakpoint) types.CachePointBlock) (*types.ToolConfiguration, error) {
+	if len(req.Tools) == 0 {
+		return nil, nil
+	}
+	choice := req.ToolChoice
+	if choice.Mode == llm.ToolChoiceNone {
+		if i, ok := toolBlock(req.Messages); ok {
+			return nil, fmt.Errorf("tool_choice none: Bedrock Converse has no \"none\" tool choice, and the tools cannot be withheld because messages[%d] holds tool_use/tool_result blocks (Bedrock then requires toolConfig); drop tool_choice none or the tools' history", i)
+		}
+		return nil, nil // no tools sent: the model cannot call any
+	}
+	if choice.DisableParallel {
+		return nil, fmt.Errorf("tool_choice.disable_parallel: Bedrock Converse has no switch for parallel tool calls (the model may answer with several toolUse blocks); leave it false")
+	}
+	tc := &types.ToolConfiguration{}
+	for i, t := range req.Tools {
+		var schema any
+		if err := json.Unmarshal(t.InputSchema, &schema); err != nil {
+			return nil, fmt.Errorf("tools[%d] %s: input_schema: %w", i, t.Name, err)
+		}
+		spec := types.ToolSpecification{Name: aws.String(t.Name), InputSchema: &types.ToolInputSchemaMemberJson{Value: document.NewLazyDocument(schema)}}
+		if t.Description != "" {
+			spec.Description = aws.String(t.Description)
+		}
+		tc.Tools = append(tc.Tools, &types.ToolMemberToolSpec{Value: spec})
+	}
+	if bp, ok := req.BreakpointAt(llm.BreakTools, 0, 0); ok {
+		tc.Tools = append(tc.Tools, &types.ToolMemberCachePoint{Value: cache(bp)})
+	}
+	switch choice.Mode {
+	case llm.ToolChoiceAny:
+		tc.ToolChoice = &types.ToolChoiceMemberAny{}
+	case llm.ToolChoiceTool:
+		tc.ToolChoice = &types.ToolChoiceMemberTool{Value: types.SpecificToolChoice{Name: aws.String(choice.Name)}}
+	case llm.ToolChoiceAuto:
+		tc.ToolChoice = &types.ToolChoiceMemberAuto{}
+	}
+	return tc, nil
+}
+
+// toolBlock returns the index of the first message holding a tool_use or
+// tool_result block.
+func toolBlock(msgs []llm.Message) (int, bool) {
+	for i, m := range msgs {
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolUse || b.Type == llm.BlockToolResult {
+				return i, true
+			}
+		}
+	}
+	return 0, false
+}
+
+// claudeEfforts are the output_config.effort levels Claude takes (Anthropic
+// docs, "Effort"), lowest first.
+var claudeEfforts = []string{"low", "medium", "high", "xhigh", "max"}
+
+// claudeFields builds additionalModelRequestFields from Reasoning in the
+// form Claude models read there (Anthropic Messages fields, Bedrock docs
+// "Anthropic Claude Messages API" request parameters): thinking {type:
+// enabled, budget_tokens} (1024 ≤ budget, below max_tokens when that is
+// set) and output_config {effort}. Summary needs nothing (Claude returns
+// its summarized thinking whenever thinking is on). nil when neither is set.
+func claudeFields(req *llm.Request) (map[string]any, error) {
+	r := req.Reasoning
+	fields := map[string]any{}
+	if n := r.BudgetTokens; n > 0 {
+		if n < 1024 || (req.MaxTokens > 0 && n >= req.MaxTokens) {
+			return nil, fmt.Errorf("reasoning.budget_tokens %d: Claude wants 1024 ≤ budget < max_tokens (%d)", n, req.MaxTokens)
+		}
+		fields["thinking"] = map[string]any{"type": "enabled", "budget_tokens": n}
+	}
+	if e := r.Effort; e != "" {
+		if !slices.Contains(claudeEfforts, e) {
+			return nil, fmt.Errorf("reasoning.effort %q: Claude's output_config.effort takes %s", e, strings.Join(claudeEfforts, ", "))
+		}
+		fields["output_config"] = map[string]any{"effort": e}
+	}
+	if len(fields) == 0 {
+		return nil, nil
+	}
+	return fields, nil
 }
 
 // imageFormats maps media types to Bedrock image formats.

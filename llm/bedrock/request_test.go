@@ -155,7 +155,7 @@ func TestRequestsMatchRecordedBodies(t *testing.T) {
 				resp.Header.Set("Content-Type", "application/vnd.amazon.eventstream")
 			}
 			received, err := replay.With(func(url string) error {
-				p := New(Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url, NonStreaming: !stream})
+				p := mustNew(t, Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: url, NonStreaming: !stream})
 				_, err := p.Stream(context.Background(), req, nil)
 				return err
 			}, resp)

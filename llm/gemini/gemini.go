@@ -1,13 +1,3 @@
-// Package gemini is strata's provider for the Gemini API (generateContent and
-// streamGenerateContent), on the official SDK (google.golang.org/genai).
-//
-// Content kept from responses: text, thought summaries (thought: true) as
-// thinking, function calls as tool_use and inline images, in order, with each
-// part's thoughtSignature kept (base64) in the block's Signature so it is
-// replayed unchanged. Server-side parts (executableCode, codeExecutionResult)
-// and grounding/citation metadata have no place in strata's neutral model and
-// are dropped. Function calls without an id get one made up
-// ("gemini-call-<response id>-<n>"), which is never sent back to Gemini.
 package gemini
 
 import (
@@ -78,12 +68,14 @@ func (p *Provider) API() llm.API { return llm.APIGemini }
 // sends calls whole unless the request asks for streamed arguments, which
 // strata never does). Index is the block's position in the returned message.
 //
-// Errors: *llm.APIError for an HTTP error (status, status name as Type,
-// message, retry delay from RetryInfo); an error wrapping
-// llm.ErrStreamTruncated when the stream ends without a finishReason (and
-// without a prompt block); ctx.Err() when ctx is cancelled.
+// Errors: a mapping error naming the field (see "Request mapping" in the
+// package documentation) before anything is sent; *llm.APIError for an HTTP
+// error (status, status name as Type, message, retry delay from RetryInfo);
+// an error wrapping llm.ErrStreamTruncated when the stream ends without a
+// finishReason (and without a prompt block); ctx.Err() when ctx is
+// cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-	contents, cfg, err := Params(req)
+	contents, cfg, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
 	}

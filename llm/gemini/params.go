@@ -5,6 +5,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"fmt"
+	"math"
 	"strings"
 
 	"google.golang.org/genai"
@@ -17,28 +18,9 @@ import (
 // back as FunctionCall.ID / FunctionResponse.ID.
 const syntheticPrefix = "gemini-call-"
 
-// Params maps req to generateContent's contents and config.
-//
-//   - System blocks → systemInstruction; user / assistant messages →
-//     contents with role user / model.
-//   - text → text parts; thinking → thought parts; a block's Signature
-//     (base64) → the part's thoughtSignature, replayed unchanged (Gemini docs,
-//     "Thought signatures": function calls of Gemini 3 must carry theirs);
-//     image → inlineData (bytes) or fileData (URL).
-//   - tool_use → functionCall (name, args); tool_result → functionResponse
-//     with the call's name and {"output": text} or {"error": text}, images as
-//     inlineData parts after it.
-//   - Tools → one tool with functionDeclarations (parametersJsonSchema);
-//     ToolChoice → functionCallingConfig AUTO / ANY / NONE (a named tool is
-//     ANY with allowedFunctionNames).
-//   - MaxTokens, Temperature, TopP, Stop → maxOutputTokens, temperature,
-//     topP, stopSequences; Reasoning.BudgetTokens → thinkingConfig
-//     thinkingBudget (with includeThoughts); Effort low/medium/high →
-//     thinkingLevel.
-//   - Breakpoints are not sent: Gemini caches implicitly (Gemini docs,
-//     "Context caching"). redacted_thinking (Anthropic-only opaque data) has
-//     no Gemini form and is an error naming the block.
-func Params(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
+// params maps req to generateContent's contents and config by the rules in
+// the package documentation ("Request mapping").
+func params(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, error) {
 	if err := req.Validate(); err != nil {
 		return nil, nil, err
 	}
@@ -72,23 +54,17 @@ func Params(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, e
 			t.FunctionDeclarations = append(t.FunctionDeclarations, &genai.FunctionDeclaration{Name: s.Name, Description: s.Description, ParametersJsonSchema: schema})
 		}
 		cfg.Tools = []*genai.Tool{t}
-		fc := &genai.FunctionCallingConfig{}
-		switch req.ToolChoice.Mode {
-		case llm.ToolChoiceAny:
-			fc.Mode = genai.FunctionCallingConfigModeAny
-		case llm.ToolChoiceTool:
-			fc.Mode, fc.AllowedFunctionNames = genai.FunctionCallingConfigModeAny, []string{req.ToolChoice.Name}
-		case llm.ToolChoiceNone:
-			fc.Mode = genai.FunctionCallingConfigModeNone
-		case llm.ToolChoiceAuto:
-			fc.Mode = genai.FunctionCallingConfigModeAuto
+		tc, err := toolConfig(req.ToolChoice)
+		if err != nil {
+			return nil, nil, err
 		}
-		if fc.Mode != "" {
-			cfg.ToolConfig = &genai.ToolConfig{FunctionCallingConfig: fc}
-		}
+		cfg.ToolConfig = tc
 	}
 	if req.MaxTokens > 0 {
-		cfg.MaxOutputTokens = int32(min(req.MaxTokens, 1<<31-1))
+		if req.MaxTokens > math.MaxInt32 {
+			return nil, nil, fmt.Errorf("max_tokens %d: Gemini's maxOutputTokens is a 32-bit integer", req.MaxTokens)
+		}
+		cfg.MaxOutputTokens = int32(req.MaxTokens)
 	}
 	if req.Temperature != nil {
 		cfg.Temperature = genai.Ptr(float32(*req.Temperature))
@@ -96,12 +72,70 @@ func Params(req *llm.Request) ([]*genai.Content, *genai.GenerateContentConfig, e
 	if req.TopP != nil {
 		cfg.TopP = genai.Ptr(float32(*req.TopP))
 	}
-	if n := req.Reasoning.BudgetTokens; n > 0 {
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true, ThinkingBudget: genai.Ptr(int32(min(n, 1<<31-1)))}
-	} else if l, ok := map[string]genai.ThinkingLevel{"low": genai.ThinkingLevelLow, "medium": genai.ThinkingLevelMedium, "high": genai.ThinkingLevelHigh}[req.Reasoning.Effort]; ok {
-		cfg.ThinkingConfig = &genai.ThinkingConfig{IncludeThoughts: true, ThinkingLevel: l}
+	tc, err := thinkingConfig(req.Reasoning)
+	if err != nil {
+		return nil, nil, err
 	}
+	cfg.ThinkingConfig = tc
 	return contents, cfg, nil
+}
+
+// toolConfig maps a tool choice (the request has tools) to
+// functionCallingConfig; nil for the zero choice (Gemini's default, AUTO).
+// Gemini has no switch for parallel calls, so DisableParallel is an error.
+func toolConfig(choice llm.ToolChoice) (*genai.ToolConfig, error) {
+	if choice.DisableParallel && choice.Mode != llm.ToolChoiceNone {
+		return nil, fmt.Errorf("tool_choice.disable_parallel: Gemini has no switch for parallel function calls (the model may answer with several); leave it false")
+	}
+	fc := &genai.FunctionCallingConfig{}
+	switch choice.Mode {
+	case llm.ToolChoiceAny:
+		fc.Mode = genai.FunctionCallingConfigModeAny
+	case llm.ToolChoiceTool:
+		fc.Mode, fc.AllowedFunctionNames = genai.FunctionCallingConfigModeAny, []string{choice.Name}
+	case llm.ToolChoiceNone:
+		fc.Mode = genai.FunctionCallingConfigModeNone
+	case llm.ToolChoiceAuto:
+		fc.Mode = genai.FunctionCallingConfigModeAuto
+	default:
+		return nil, nil
+	}
+	return &genai.ToolConfig{FunctionCallingConfig: fc}, nil
+}
+
+// thinkingLevels maps Reasoning.Effort to Gemini's thinkingLevel values.
+var thinkingLevels = map[string]genai.ThinkingLevel{
+	"minimal": genai.ThinkingLevelMinimal, "low": genai.ThinkingLevelLow,
+	"medium": genai.ThinkingLevelMedium, "high": genai.ThinkingLevelHigh,
+}
+
+// thinkingConfig maps Reasoning to thinkingConfig (nil when r is zero):
+// BudgetTokens → thinkingBudget, Effort → thinkingLevel (minimal, low,
+// medium, high), and includeThoughts=true whenever any of them or Summary
+// is set, so the thought summaries come back as thinking. Gemini rejects a
+// budget together with a level (400), so that is an error here.
+func thinkingConfig(r llm.Reasoning) (*genai.ThinkingConfig, error) {
+	if r == (llm.Reasoning{}) {
+		return nil, nil
+	}
+	tc := &genai.ThinkingConfig{IncludeThoughts: true}
+	if n := r.BudgetTokens; n > 0 {
+		if r.Effort != "" {
+			return nil, fmt.Errorf("reasoning: budget_tokens %d and effort %q are both set; Gemini takes thinkingBudget or thinkingLevel, not both", n, r.Effort)
+		}
+		if n > math.MaxInt32 {
+			return nil, fmt.Errorf("reasoning.budget_tokens %d: Gemini's thinkingBudget is a 32-bit integer", n)
+		}
+		tc.ThinkingBudget = genai.Ptr(int32(n))
+	}
+	if e := r.Effort; e != "" {
+		l, ok := thinkingLevels[e]
+		if !ok {
+			return nil, fmt.Errorf("reasoning.effort %q: Gemini's thinkingLevel takes minimal, low, medium or high", e)
+		}
+		tc.ThinkingLevel = l
+	}
+	return tc, nil
 }
 
 func signature(s string) ([]byte, error) {

@@ -119,12 +119,12 @@ func bigRequest() *llm.Request {
 	return req
 }
 
-// BenchmarkChatParams: ChatParams + json.Marshal of a ~50-message request vs
+// BenchmarkChatParams: chatParams + json.Marshal of a ~50-message request vs
 // a plain json.Marshal of the llm.Request.
 func BenchmarkChatParams(b *testing.B) {
 	req := bigRequest()
 	ratio(b, func() {
-		p, err := ChatParams(req)
+		p, err := chatParams(req)
 		if err != nil {
 			b.Fatal(err)
 		}
@@ -134,11 +134,11 @@ func BenchmarkChatParams(b *testing.B) {
 	}, func() { _, _ = json.Marshal(req) })
 }
 
-// BenchmarkResponsesParams: the same for ResponsesParams.
+// BenchmarkResponsesParams: the same for responsesParams.
 func BenchmarkResponsesParams(b *testing.B) {
 	req := bigRequest()
 	ratio(b, func() {
-		p, err := ResponsesParams(req)
+		p, err := responsesParams(req)
 		if err != nil {
 			b.Fatal(err)
 		}

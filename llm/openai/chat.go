@@ -36,8 +36,9 @@ func (c *Chat) Name() string { return c.name }
 // API returns llm.APIOpenAIChat.
 func (c *Chat) API() llm.API { return llm.APIOpenAIChat }
 
-// Stream sends req (mapped by ChatParams) and returns the assistant message
-// of choice 0 (other choices, requested with n>1, are not modeled).
+// Stream sends req (mapped as "Chat Completions mapping" in the package
+// documentation says; a request that cannot be mapped is an error before
+// anything is sent) and returns the assistant message of choice 0 (other choices, requested with n>1, are not modeled).
 //
 // Response mapping: reasoning text (DeepSeek/Qwen/xAI/Groq
 // "reasoning_content", OpenRouter/Groq "reasoning", OpenRouter/Snowflake
@@ -66,7 +67,7 @@ func (c *Chat) API() llm.API { return llm.APIOpenAIChat }
 // "data: [DONE]" (even after a finish_reason: the usage chunk would be lost)
 // or whose connection drops; ctx.Err() when ctx ends.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-	params, err := ChatParams(req)
+	params, err := chatParams(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.name, err)
 	}

@@ -13,50 +13,10 @@ import (
 	"github.com/strata-agent/strata/llm"
 )
 
-// ChatParams maps a provider-neutral request onto Chat Completions params
-// (POST /chat/completions). It validates req first (llm.Request.Validate)
-// and returns an error naming the offending field for anything it cannot
-// express. It never sets "stream"/"stream_options": Chat.Stream adds
-// stream_options.include_usage=true when streaming.
-//
-// Messages, in order:
-//
-//   - System blocks → one "system" message whose content is the blocks'
-//     text joined with blank lines (llm.Request.SystemText). The "developer"
-//     role is not used: OpenAI treats system as developer for reasoning
-//     models, and compatible servers only know "system".
-//   - User message → first one "tool" message per tool_result block, in
-//     order (tool_call_id = the tool_use id; content = the result's text,
-//     a plain string for one text block, text parts otherwise; is_error has
-//     no Chat field and is not sent), then one "user" message with the
-//     remaining text and image blocks, plus any images that were inside tool
-//     results (tool messages carry text only). User content is a plain
-//     string when it is exactly one text block, else an array of text and
-//     image_url parts (images as their URL or a data: URL of the base64
-//     Data with MediaType).
-//   - Assistant message → one "assistant" message: its text blocks
-//     concatenated as content (omitted when there is none) and every
-//     tool_use block as one entry of tool_calls (id, function name,
-//     arguments = the Input JSON text unchanged), so several tool_use
-//     blocks become one message with parallel tool calls. Thinking and
-//     redacted_thinking blocks are dropped: Chat Completions has no input
-//     field for reasoning (reasoning_content is response-only on DeepSeek,
-//     Qwen, xAI), and a message left empty is omitted. Images in assistant
-//     messages are an error.
-//
-// Request fields: tools → function tools with parameters = InputSchema
-// (an empty schema becomes {"type":"object","properties":{}}; "strict" is
-// not sent); ToolChoice auto → "auto", any → "required", none → "none",
-// tool → {"type":"function","function":{"name":…}}; DisableParallel →
-// parallel_tool_calls=false; MaxTokens → max_completion_tokens (the legacy
-// max_tokens is rejected by OpenAI reasoning models, see the recorded
-// "Unsupported parameter: 'max_tokens'" error, and is deprecated);
-// Temperature, TopP, Stop (array form), Reasoning.Effort → reasoning_effort,
-// PromptCacheKey → prompt_cache_key, User → user. Reasoning.BudgetTokens and
-// Reasoning.Summary have no Chat field and are ignored. Breakpoints are
-// ignored: OpenAI caches prompt prefixes automatically (OpenAI docs, "Prompt
-// caching").
-func ChatParams(req *llm.Request) (openai.ChatCompletionNewParams, error) {
+// chatParams maps a provider-neutral request onto Chat Completions params
+// (POST /chat/completions) by the rules in the package documentation ("Chat
+// Completions mapping").
+func chatParams(req *llm.Request) (openai.ChatCompletionNewParams, error) {
 	var p openai.ChatCompletionNewParams
 	if req == nil {
 		return p, fmt.Errorf("chat params: request is nil")
@@ -86,25 +46,18 @@ func ChatParams(req *llm.Request) (openai.ChatCompletionNewParams, error) {
 		}
 		p.Tools = append(p.Tools, openai.ChatCompletionFunctionTool(fd))
 	}
-	switch req.ToolChoice.Mode {
-	case "":
-	case llm.ToolChoiceAuto, llm.ToolChoiceNone:
-		p.ToolChoice.OfAuto = openai.String(string(req.ToolChoice.Mode))
-	case llm.ToolChoiceAny:
-		p.ToolChoice.OfAuto = openai.String("required")
-	case llm.ToolChoiceTool:
-		if req.ToolChoice.Name == "" {
-			return p, fmt.Errorf("chat params: tool_choice mode %q needs a tool name", req.ToolChoice.Mode)
+	if len(req.Tools) > 0 {
+		switch tc := req.ToolChoice; tc.Mode {
+		case llm.ToolChoiceAuto, llm.ToolChoiceNone:
+			p.ToolChoice.OfAuto = openai.String(string(tc.Mode))
+		case llm.ToolChoiceAny:
+			p.ToolChoice.OfAuto = openai.String("required")
+		case llm.ToolChoiceTool:
+			p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: tc.Name})
 		}
-		p.ToolChoice = openai.ToolChoiceOptionFunctionToolChoice(openai.ChatCompletionNamedToolChoiceFunctionParam{Name: req.ToolChoice.Name})
-	default:
-		return p, fmt.Errorf("chat params: tool_choice mode %q: want auto, any, tool or none", req.ToolChoice.Mode)
-	}
-	if req.ToolChoice.DisableParallel {
-		p.ParallelToolCalls = openai.Bool(false)
-	}
-	if req.MaxTokens < 0 {
-		return p, fmt.Errorf("chat params: max_tokens %d is negative", req.MaxTokens)
+		if req.ToolChoice.DisableParallel {
+			p.ParallelToolCalls = openai.Bool(false)
+		}
 	}
 	if req.MaxTokens > 0 {
 		p.MaxCompletionTokens = openai.Int(req.MaxTokens)
@@ -117,6 +70,12 @@ func ChatParams(req *llm.Request) (openai.ChatCompletionNewParams, error) {
 	}
 	if len(req.Stop) > 0 {
 		p.Stop.OfStringArray = append([]string(nil), req.Stop...)
+	}
+	if err := noBudget("Chat Completions", req.Reasoning); err != nil {
+		return p, fmt.Errorf("chat params: %w", err)
+	}
+	if s := req.Reasoning.Summary; s != "" {
+		return p, fmt.Errorf("chat params: reasoning.summary %q: Chat Completions returns no reasoning summaries (use openai-responses, or leave summary empty)", s)
 	}
 	if req.Reasoning.Effort != "" {
 		p.ReasoningEffort = shared.ReasoningEffort(req.Reasoning.Effort)
@@ -172,7 +131,7 @@ func chatMessages(m llm.Message) ([]openai.ChatCompletionMessageParamUnion, erro
 			}
 			parts = append(parts, part)
 		case llm.BlockThinking, llm.BlockRedactedThinking:
-			// Not sendable on Chat Completions (see ChatParams).
+			// Not sendable on Chat Completions (see the package documentation).
 		default:
 			return nil, fmt.Errorf("block %d: type %q is not allowed in a user message", i, b.Type)
 		}
@@ -237,6 +196,15 @@ func imageURL(b llm.Block) (string, error) {
 		return "", fmt.Errorf("image media_type %q: want image/png, image/jpeg, image/gif or image/webp", b.MediaType)
 	}
 	return "data:" + b.MediaType + ";base64," + base64.StdEncoding.EncodeToString(b.Data), nil
+}
+
+// noBudget rejects a thinking budget, which neither OpenAI API can express
+// (reasoning is set by effort level only).
+func noBudget(api string, r llm.Reasoning) error {
+	if r.BudgetTokens != 0 {
+		return fmt.Errorf("reasoning.budget_tokens %d: the %s API has no thinking budget; set reasoning.effort (e.g. \"low\", \"medium\", \"high\") instead", r.BudgetTokens, api)
+	}
+	return nil
 }
 
 // schemaMap decodes a tool input schema into the map the SDK params take,

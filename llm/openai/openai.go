@@ -1,20 +1,3 @@
-// Package openai implements llm.Provider on the official OpenAI Go SDK
-// (github.com/openai/openai-go/v3) for two wire APIs:
-//
-//   - Chat Completions (NewChat): OpenAI itself and every OpenAI-compatible
-//     server (DeepSeek, xAI, Groq, Mistral, OpenRouter, Qwen, Moonshot,
-//     Perplexity, Azure, Ollama, vLLM, …), POST {BaseURL}/chat/completions.
-//   - Responses (NewResponses): OpenAI's Responses API and compatible servers
-//     (Azure, xAI, DeepSeek, OpenRouter, LM Studio / open-responses),
-//     POST {BaseURL}/responses.
-//
-// Everything on the wire goes through the SDK: request params are SDK param
-// types (see ChatParams and ResponsesParams for the mapping rules), streams
-// are decoded by the SDK's SSE decoder into SDK event types, and HTTP errors
-// arrive as *openai.Error, which is mapped to *llm.APIError. Provider-specific
-// extras the SDK has no field for (reasoning_content, Mistral content arrays)
-// are read through the SDK's raw JSON field access (respjson.Field.Raw,
-// JSON.ExtraFields).
 package openai
 
 import (

@@ -50,7 +50,8 @@ func marshal(t *testing.T, v any) string {
 func TestChatParamsMapping(t *testing.T) {
 	req := conversation()
 	req.Stop = []string{"END"}
-	p, err := ChatParams(req)
+	req.Reasoning.Summary = "" // Chat has no reasoning summaries (an error, see TestParamsErrors)
+	p, err := chatParams(req)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -74,7 +75,7 @@ func TestChatParamsMapping(t *testing.T) {
 }
 
 func TestResponsesParamsMapping(t *testing.T) {
-	p, err := ResponsesParams(conversation())
+	p, err := responsesParams(conversation())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -110,7 +111,7 @@ func TestResponsesInclude(t *testing.T) {
 		req  *llm.Request
 		want bool
 	}{{"plain", plain, false}, {"reasoning item", withItem, true}, {"foreign thinking dropped", foreign, false}, {"effort", effort, true}} {
-		p, err := ResponsesParams(c.req)
+		p, err := responsesParams(c.req)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -120,6 +121,28 @@ func TestResponsesInclude(t *testing.T) {
 		}
 		if c.name == "foreign thinking dropped" && strings.Contains(s, "anthropic") {
 			t.Errorf("thinking without ItemID was sent: %s", s)
+		}
+	}
+}
+
+// TestToolChoiceWithoutTools: OpenAI rejects tool_choice and
+// parallel_tool_calls without tools, and auto / none / no parallel calls
+// hold there anyway, so neither API sends them.
+func TestToolChoiceWithoutTools(t *testing.T) {
+	for _, tc := range []llm.ToolChoice{{Mode: llm.ToolChoiceNone, DisableParallel: true}, {Mode: llm.ToolChoiceAuto}} {
+		req := &llm.Request{Model: "m", Messages: []llm.Message{llm.UserText("hi")}, ToolChoice: tc}
+		c, err := chatParams(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		r, err := responsesParams(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, body := range []string{marshal(t, c), marshal(t, r)} {
+			if strings.Contains(body, "tool_choice") || strings.Contains(body, "parallel_tool_calls") {
+				t.Errorf("%+v without tools sent %s", tc, body)
+			}
 		}
 	}
 }
@@ -134,7 +157,10 @@ func TestParamsErrors(t *testing.T) {
 	}{
 		{"nil", nil, "request is nil", "request is nil"},
 		{"no model", &llm.Request{Messages: user}, "model is empty", "model is empty"},
-		{"tool choice without name", &llm.Request{Model: "m", Messages: user, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool}}, "needs a tool name", "needs a tool name"},
+		{"tool choice without name", &llm.Request{Model: "m", Messages: user, Tools: []llm.ToolSpec{{Name: "f"}}, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceTool}}, "needs a tool name", "needs a tool name"},
+		{"forced call without tools", &llm.Request{Model: "m", Messages: user, ToolChoice: llm.ToolChoice{Mode: llm.ToolChoiceAny}}, "no tools", "no tools"},
+		{"thinking budget", &llm.Request{Model: "m", Messages: user, Reasoning: llm.Reasoning{BudgetTokens: 2048, Effort: "low"}}, "reasoning.budget_tokens 2048: the Chat Completions API has no thinking budget", "reasoning.budget_tokens 2048: the Responses API has no thinking budget"},
+		{"summary on chat", &llm.Request{Model: "m", Messages: user, Reasoning: llm.Reasoning{Summary: "auto"}}, `reasoning.summary "auto"`, ""},
 		{"unknown tool choice", &llm.Request{Model: "m", Messages: user, ToolChoice: llm.ToolChoice{Mode: "sometimes"}}, `tool_choice mode "sometimes"`, `tool_choice mode "sometimes"`},
 		{"image without media type", &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleUser, Content: []llm.Block{{Type: llm.BlockImage, Data: []byte{1}}}}}}, "messages[0]: block 0: image media_type", "messages[0]: block 0: image media_type"},
 		{"assistant image", &llm.Request{Model: "m", Messages: []llm.Message{{Role: llm.RoleAssistant, Content: []llm.Block{{Type: llm.BlockImage, URL: "u"}}}}}, `messages[0]: block 0: type "image"`, `messages[0]: block 0: type "image"`},
@@ -143,9 +169,9 @@ func TestParamsErrors(t *testing.T) {
 		{"stop on responses", &llm.Request{Model: "m", Messages: user, Stop: []string{"x"}}, "", "no stop sequences"},
 	}
 	for _, c := range cases {
-		_, err := ChatParams(c.req)
+		_, err := chatParams(c.req)
 		checkErr(t, "ChatParams "+c.name, err, c.chat)
-		_, err = ResponsesParams(c.req)
+		_, err = responsesParams(c.req)
 		checkErr(t, "ResponsesParams "+c.name, err, c.rsp)
 	}
 }

@@ -35,8 +35,9 @@ func (r *Responses) Name() string { return r.name }
 // API returns llm.APIOpenAIResponses.
 func (r *Responses) API() llm.API { return llm.APIOpenAIResponses }
 
-// Stream sends req (mapped by ResponsesParams) and returns the final
-// assistant message, built from the output of the terminal
+// Stream sends req (mapped as "Responses mapping" in the package
+// documentation says; a request that cannot be mapped is an error before
+// anything is sent) and returns the final assistant message, built from the output of the terminal
 // response.completed / response.incomplete event (or, for NonStreaming, the
 // response body).
 //
@@ -68,7 +69,7 @@ func (r *Responses) API() llm.API { return llm.APIOpenAIResponses }
 // stream ends before response.completed/incomplete/failed or the connection
 // drops; ctx.Err() when ctx ends.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
-	params, err := ResponsesParams(req)
+	params, err := responsesParams(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.name, err)
 	}

@@ -10,49 +10,10 @@ import (
 	"github.com/strata-agent/strata/llm"
 )
 
-// ResponsesParams maps a provider-neutral request onto Responses API params
-// (POST /responses). It validates req first (llm.Request.Validate) and
-// returns an error naming the offending field for anything it cannot
-// express.
-//
-// System blocks → instructions (joined with blank lines). Input items, in
-// message order:
-//
-//   - User message → one function_call_output item per tool_result block,
-//     in order (call_id = the tool_use id; output = the result text as a
-//     string, or an input_text/input_image list when it holds several blocks
-//     or an image; is_error has no field and is not sent), then one user
-//     message with the remaining text and image blocks (content is a plain
-//     string for exactly one text block, else input_text/input_image parts;
-//     images by URL or as a base64 data: URL, detail "auto").
-//   - Assistant message → one item per block, in order: text with an ItemID
-//     → an output message item {id, status "completed", content
-//     [output_text]}, text without one → an easy assistant message {role,
-//     content}; tool_use → function_call {call_id = ID, id = ItemID when
-//     set, name, arguments = Input unchanged}; thinking with an ItemID →
-//     reasoning {id = ItemID, encrypted_content = Signature when set,
-//     summary = [summary_text Text] or [] when Text is empty}. Thinking
-//     without an ItemID (e.g. from another provider) and redacted_thinking
-//     cannot be sent and are dropped; images are an error.
-//
-// Request fields: tools → function tools (parameters = InputSchema, an
-// empty schema becomes the empty object schema; strict=false, since strict
-// mode requires every property to be required and additionalProperties
-// false, which strata's schemas do not guarantee); ToolChoice auto/none →
-// "auto"/"none", any → "required", tool → {"type":"function","name"};
-// DisableParallel → parallel_tool_calls=false; MaxTokens →
-// max_output_tokens; Temperature; TopP; Reasoning.Effort/Summary →
-// reasoning {effort, summary}; PromptCacheKey → prompt_cache_key; User →
-// safety_identifier (OpenAI's replacement for the deprecated "user").
-// store is always false: strata resends the whole conversation and never
-// uses previous_response_id, so nothing needs to be kept server-side; the
-// reasoning state instead travels as encrypted_content, so include
-// ["reasoning.encrypted_content"] is requested whenever reasoning is
-// configured (Effort or Summary set) or a reasoning item is sent (OpenAI
-// rejects that include for non-reasoning models, so it is not always on).
-// Stop sequences do not exist in the Responses API and are an error.
-// Breakpoints are ignored (OpenAI caches prompt prefixes automatically).
-func ResponsesParams(req *llm.Request) (responses.ResponseNewParams, error) {
+// responsesParams maps a provider-neutral request onto Responses API params
+// (POST /responses) by the rules in the package documentation ("Responses
+// mapping").
+func responsesParams(req *llm.Request) (responses.ResponseNewParams, error) {
 	var p responses.ResponseNewParams
 	if req == nil {
 		return p, fmt.Errorf("responses params: request is nil")
@@ -93,25 +54,18 @@ func ResponsesParams(req *llm.Request) (responses.ResponseNewParams, error) {
 		}
 		p.Tools = append(p.Tools, responses.ToolUnionParam{OfFunction: &ft})
 	}
-	switch req.ToolChoice.Mode {
-	case "":
-	case llm.ToolChoiceAuto, llm.ToolChoiceNone:
-		p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptions(req.ToolChoice.Mode))
-	case llm.ToolChoiceAny:
-		p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptionsRequired)
-	case llm.ToolChoiceTool:
-		if req.ToolChoice.Name == "" {
-			return p, fmt.Errorf("responses params: tool_choice mode %q needs a tool name", req.ToolChoice.Mode)
+	if len(req.Tools) > 0 {
+		switch tc := req.ToolChoice; tc.Mode {
+		case llm.ToolChoiceAuto, llm.ToolChoiceNone:
+			p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptions(tc.Mode))
+		case llm.ToolChoiceAny:
+			p.ToolChoice.OfToolChoiceMode = openai.Opt(responses.ToolChoiceOptionsRequired)
+		case llm.ToolChoiceTool:
+			p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: tc.Name}
 		}
-		p.ToolChoice.OfFunctionTool = &responses.ToolChoiceFunctionParam{Name: req.ToolChoice.Name}
-	default:
-		return p, fmt.Errorf("responses params: tool_choice mode %q: want auto, any, tool or none", req.ToolChoice.Mode)
-	}
-	if req.ToolChoice.DisableParallel {
-		p.ParallelToolCalls = openai.Bool(false)
-	}
-	if req.MaxTokens < 0 {
-		return p, fmt.Errorf("responses params: max_tokens %d is negative", req.MaxTokens)
+		if req.ToolChoice.DisableParallel {
+			p.ParallelToolCalls = openai.Bool(false)
+		}
 	}
 	if req.MaxTokens > 0 {
 		p.MaxOutputTokens = openai.Int(req.MaxTokens)
@@ -121,6 +75,9 @@ func ResponsesParams(req *llm.Request) (responses.ResponseNewParams, error) {
 	}
 	if req.TopP != nil {
 		p.TopP = openai.Float(*req.TopP)
+	}
+	if err := noBudget("Responses", req.Reasoning); err != nil {
+		return p, fmt.Errorf("responses params: %w", err)
 	}
 	if req.Reasoning.Effort != "" {
 		p.Reasoning.Effort = shared.ReasoningEffort(req.Reasoning.Effort)
@@ -217,7 +174,7 @@ func assistantItems(items responses.ResponseInputParam, m llm.Message, sentReaso
 			items = append(items, responses.ResponseInputItemUnionParam{OfFunctionCall: &fc})
 		case llm.BlockThinking:
 			if b.ItemID == "" {
-				continue // not a Responses reasoning item; see ResponsesParams
+				continue // not a Responses reasoning item (see the package documentation)
 			}
 			r := responses.ResponseReasoningItemParam{ID: b.ItemID, Summary: []responses.ResponseReasoningItemSummaryParam{}}
 			if b.Text != "" {
