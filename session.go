@@ -224,7 +224,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Compaction: o.Compaction, Now: o.Now,
 	}
 	tools := append(slices.Clip(w.tools), extra...)
-	if w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName) {
+	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
 		child := cfg
 		child.Tools = tool.NewRegistry(tools...)
 		tools = append(tools, agent.SubAgentTool(w.newChild(child)))

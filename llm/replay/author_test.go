@@ -32,7 +32,11 @@ func provider(t *testing.T, api llm.API, baseURL string) llm.Provider {
 	case llm.APIOpenAIResponses:
 		return openai.NewResponses(openai.Config{APIKey: "test-key", BaseURL: baseURL + "/v1"})
 	case llm.APIBedrock:
-		return bedrock.New(bedrock.Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: baseURL})
+		p, err := bedrock.New(bedrock.Config{Region: "us-east-1", AccessKeyID: "AKIDTEST", SecretAccessKey: "secret", BaseURL: baseURL})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
 	case llm.APIGemini:
 		p, err := gemini.New(gemini.Config{APIKey: "test-key", BaseURL: baseURL})
 		if err != nil {
