@@ -1,7 +1,6 @@
 package strata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 
@@ -139,5 +138,3 @@ func (p providerChoice) capturing() (llm.Provider, func() (capture.Request, bool
 
 // errCaptured stops a render's loop once the request was captured.
 var errCaptured = errors.New("render: request captured")
-
-var _ = context.Background

@@ -144,3 +144,71 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 		}
 	}
 }
+
+// A session resumed in a new process sends the request the uninterrupted
+// loop would have sent: the restored layout replays the stored history, so a
+// stateful layout keeps its placement (and the provider's cached prefix).
+func TestResumeSendsWhatTheUninterruptedLoopSends(t *testing.T) {
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	for _, layout := range prompt.Names() {
+		t.Run(layout, func(t *testing.T) {
+			dir := workspaceDir(t)
+			srv, err := replay.NewResponder(func(replay.Request) replay.Response {
+				r, _ := replay.Text(llm.APIAnthropic, "ok")
+				return r
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			store := session.NewMemory()
+			open := func() *strata.Workspace {
+				ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, Agent: "dev", Layout: layout,
+					ProviderName: "anthropic", APIKey: "test", BaseURL: srv.URL(), Model: "test-model",
+					Store: store, Now: func() time.Time { return now }})
+				if err != nil {
+					t.Fatal(err)
+				}
+				t.Cleanup(func() { ws.Close() })
+				return ws
+			}
+			prompts := []string{"first question", "second question", "third question"}
+			// Uninterrupted: one session, three prompts.
+			s, err := open().NewSession(context.Background(), strata.SessionOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, p := range prompts {
+				if _, err := s.Prompt(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+			}
+			s.Close()
+			// Interrupted: a new workspace (process) for every prompt.
+			var id string
+			for i, p := range prompts {
+				ws := open()
+				var s *strata.Session
+				if i == 0 {
+					s, err = ws.NewSession(context.Background(), strata.SessionOptions{})
+				} else {
+					s, err = ws.ResumeSession(context.Background(), id, strata.SessionOptions{})
+				}
+				if err != nil {
+					t.Fatal(err)
+				}
+				id = s.ID()
+				if _, err := s.Prompt(context.Background(), p); err != nil {
+					t.Fatal(err)
+				}
+				s.Close()
+			}
+			got := srv.Received()
+			for i := range prompts {
+				if string(got[i].Body) != string(got[len(prompts)+i].Body) {
+					t.Errorf("prompt %d: the resumed session sent\n%s\nthe uninterrupted one\n%s", i, got[len(prompts)+i].Body, got[i].Body)
+				}
+			}
+		})
+	}
+}

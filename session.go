@@ -2,7 +2,6 @@ package strata
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"iter"
 	"slices"
@@ -435,4 +434,22 @@ func (s *Session) Close() error {
 	return nil
 }
 
-var _ = errors.New
+// Run is the one-shot form: it opens a workspace with o, runs prompt in a
+// new session, closes both and returns the result. Errors are Open's,
+// NewSession's, Prompt's or the session's Close's, in that order.
+func Run(ctx context.Context, o Options, prompt string) (*agent.Result, error) {
+	w, err := Open(ctx, o)
+	if err != nil {
+		return nil, err
+	}
+	defer w.Close()
+	s, err := w.NewSession(ctx, SessionOptions{})
+	if err != nil {
+		return nil, err
+	}
+	res, err := s.Prompt(ctx, prompt)
+	if cerr := s.Close(); err == nil {
+		err = cerr
+	}
+	return res, err
+}
