@@ -15,9 +15,22 @@ import (
 const module = "github.com/strata-agent/strata"
 
 // checked lists the packages whose exported API must not mention foreign
-// types. Add a package here once it is clean (acp, mcp, session, agent,
-// prompt, event, tool are the next candidates).
+// types: every importable package of the module.
 var checked = []string{
+	module,
+	module + "/acp",
+	module + "/agent",
+	module + "/cachesim",
+	module + "/compact",
+	module + "/config",
+	module + "/event",
+	module + "/hooks",
+	module + "/mcp",
+	module + "/prompt/...",
+	module + "/session",
+	module + "/token",
+	module + "/tool",
+	module + "/trajectory",
 	module + "/llm",
 	module + "/llm/anthropic",
 	module + "/llm/openai",

@@ -39,11 +39,18 @@ var rules = []rule{
 		From: []string{""}, Except: []string{"cmd"}, Forbid: []string{"cmd"}},
 	{Name: "the MCP manager takes its own ServerConfig, not the agent-config format",
 		From: []string{"mcp"}, Forbid: []string{"config"}},
+	{Name: "the runtime composes the packages below it; none of them imports it",
+		From:   []string{"agent", "prompt", "llm", "session", "tool", "config", "mcp", "event", "hooks", "compact", "token", "cachesim", "trajectory"},
+		Forbid: []string{"."}},
 }
 
 // under reports whether pkg (module-relative) is p or a subpackage of p;
-// every package is under "".
+// every package is under "", and "." is the module root package (the
+// runtime) alone.
 func under(pkg, p string) bool {
+	if p == "." {
+		return pkg == "." || strings.HasPrefix(pkg, "./") // "./x": a synthetic sub-path in TestEachRuleCanFail
+	}
 	return p == "" || pkg == p || strings.HasPrefix(pkg, p+"/")
 }
 
@@ -140,7 +147,7 @@ func moduleGraph(t *testing.T) map[string][]string {
 // rel returns a module package's path relative to the module.
 func rel(importPath string) (string, bool) {
 	if importPath == module {
-		return "", true
+		return ".", true // the runtime (module root package)
 	}
 	r, ok := strings.CutPrefix(importPath, module+"/")
 	return r, ok
