@@ -82,6 +82,27 @@ var APIs = []API{APIAnthropic, APIOpenAIChat, APIOpenAIResponses, APIBedrock, AP
 // finish_reason, Responses response.completed).
 var ErrStreamTruncated = errors.New("llm: response stream ended before the final event")
 
+// ErrInvalidRequest is wrapped by Stream's error when the request is not
+// sent because it cannot be: Request.Validate fails, or the provider's wire
+// API cannot express a field (each provider's "Request mapping" doc lists
+// which). The caller must change the request; retrying cannot help.
+var ErrInvalidRequest = errors.New("llm: invalid request")
+
+// InvalidRequest marks err as an invalid request (errors.Is(…,
+// ErrInvalidRequest) holds) and keeps its message and chain. Providers use it
+// for errors found before anything is sent.
+func InvalidRequest(err error) error {
+	if err == nil {
+		return nil
+	}
+	return invalidRequest{err}
+}
+
+type invalidRequest struct{ err error }
+
+func (e invalidRequest) Error() string   { return e.err.Error() }
+func (e invalidRequest) Unwrap() []error { return []error{ErrInvalidRequest, e.err} }
+
 // APIError is an error reported by a provider: an HTTP status ≥ 400, or an
 // error event inside a 200 stream (StatusCode is then 0 unless the event names
 // one).

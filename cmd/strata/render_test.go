@@ -389,3 +389,53 @@ func copyFile(t *testing.T, src, dst string) {
 		t.Fatal(err)
 	}
 }
+
+// The request-knob flags reach the wire body of every provider as its API
+// names them; a bad value, or a knob the wire API cannot express, is a usage
+// error (exit 2) naming the flag or field.
+func TestRenderKnobFlags(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want []string // JSON fragments of the body
+	}{
+		{[]string{"--provider", "anthropic", "--temperature", "0.2", "--tool-choice", "tool:glob", "--thinking-budget", "2048", "--max-tokens", "4096"},
+			[]string{`"temperature":0.2`, `"tool_choice":{"name":"glob","type":"tool"}`, `"thinking":{"budget_tokens":2048,"type":"enabled"}`, `"max_tokens":4096`}},
+		{[]string{"--provider", "openai-chat", "--reasoning-effort", "high", "--tool-choice", "any", "--top-p", "0.5"},
+			[]string{`"reasoning_effort":"high"`, `"tool_choice":"required"`, `"top_p":0.5`}},
+		{[]string{"--provider", "openai-responses", "--reasoning-effort", "low", "--tool-choice", "none"},
+			[]string{`"reasoning":{"effort":"low"}`, `"tool_choice":"none"`}},
+		{[]string{"--provider", "gemini", "--thinking-budget", "1024", "--temperature", "1"},
+			[]string{`"thinkingBudget":1024`, `"temperature":1`}},
+		{[]string{"--provider", "bedrock", "--temperature", "0.7", "--tool-choice", "any"},
+			[]string{`"temperature":0.7`, `"toolChoice":{"any":{}}`}},
+	} {
+		r := runCLI(t, dir, nil, append(append([]string{"render"}, c.args...), "hi")...)
+		if r.code != 0 {
+			t.Fatalf("render %v: exit %d: %s", c.args, r.code, r.stderr)
+		}
+		var compact bytes.Buffer
+		if err := json.Compact(&compact, []byte(r.stdout)); err != nil {
+			t.Fatal(err)
+		}
+		for _, w := range c.want {
+			if !strings.Contains(compact.String(), w) {
+				t.Errorf("render %v: body lacks %s:\n%s", c.args, w, compact.String())
+			}
+		}
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--temperature", "hot"}, "--temperature"},
+		{[]string{"--tool-choice", "maybe"}, "--tool-choice"},
+		{[]string{"--reasoning-effort", "extreme"}, "--reasoning-effort"},
+		{[]string{"--provider", "openai-chat", "--thinking-budget", "2048"}, "budget_tokens"},
+	} {
+		r := runCLI(t, dir, nil, append(append([]string{"render"}, c.args...), "hi")...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("render %v: exit %d, stderr %q; want exit 2 naming %s", c.args, r.code, r.stderr, c.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@ import (
 	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/demo"
+	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/prompt"
 )
@@ -170,7 +171,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	if errors.Is(runErr, agent.ErrMaxTurns) {
 		return fmt.Errorf("agent stopped: max turns %d reached", f.maxTurns)
 	}
-	return runErr
+	return cliError(runErr)
 }
 
 // approvalMode parses --approve.
@@ -182,10 +183,12 @@ func approvalMode(s string) (agent.Mode, error) {
 	return m, nil
 }
 
-// cliError marks the runtime's configuration errors as usage errors (exit 2).
+// cliError marks the runtime's configuration errors, and requests a
+// provider refuses to send as configured (a knob its wire API cannot
+// express), as usage errors (exit 2).
 func cliError(err error) error {
 	var ce *strata.ConfigError
-	if errors.As(err, &ce) {
+	if errors.As(err, &ce) || errors.Is(err, llm.ErrInvalidRequest) {
 		return usageError{err}
 	}
 	return err

@@ -91,7 +91,7 @@ func (p *Provider) API() llm.API { return llm.APIAnthropic }
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	mp, err := params(req)
 	if err != nil {
-		return nil, fmt.Errorf("anthropic: %w", err)
+		return nil, fmt.Errorf("anthropic: %w", llm.InvalidRequest(err))
 	}
 	if onDelta == nil {
 		onDelta = func(llm.Delta) {}

@@ -78,7 +78,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	creds, err := credentialsFor(cfg)
 	if err != nil {
-		return nil, fmt.Errorf("bedrock: %w", err)
+		return nil, fmt.Errorf("bedrock: %w", llm.InvalidRequest(err))
 	}
 	ac := aws.Config{Region: cfg.Region, RetryMaxAttempts: cfg.MaxRetries + 1, Credentials: creds}
 	var next aws.HTTPClient = awshttp.NewBuildableClient()

@@ -49,7 +49,7 @@ func New(cfg Config) (*Provider, error) {
 	}
 	c, err := genai.NewClient(context.Background(), cc)
 	if err != nil {
-		return nil, fmt.Errorf("gemini: %w", err)
+		return nil, fmt.Errorf("gemini: %w", llm.InvalidRequest(err))
 	}
 	return &Provider{client: c, cfg: cfg}, nil
 }

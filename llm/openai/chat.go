@@ -69,7 +69,7 @@ func (c *Chat) API() llm.API { return llm.APIOpenAIChat }
 func (c *Chat) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	params, err := chatParams(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", c.name, err)
+		return nil, fmt.Errorf("%s: %w", c.name, llm.InvalidRequest(err))
 	}
 	if c.cfg.NonStreaming {
 		cc, err := c.client.Chat.Completions.New(ctx, params)

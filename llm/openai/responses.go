@@ -71,7 +71,7 @@ func (r *Responses) API() llm.API { return llm.APIOpenAIResponses }
 func (r *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	params, err := responsesParams(req)
 	if err != nil {
-		return nil, fmt.Errorf("%s: %w", r.name, err)
+		return nil, fmt.Errorf("%s: %w", r.name, llm.InvalidRequest(err))
 	}
 	if r.cfg.NonStreaming {
 		resp, err := r.client.New(ctx, params)
