@@ -45,13 +45,26 @@ func workspaceDir(t *testing.T) string {
 	return dir
 }
 
+// openWorkspace opens o with a test key and model and a fixed clock, closed
+// when the test ends.
+func openWorkspace(t *testing.T, o strata.Options) *strata.Workspace {
+	t.Helper()
+	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
+	o.APIKey, o.Model, o.Now = "test", "test-model", func() time.Time { return now }
+	ws, err := strata.Open(context.Background(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	return ws
+}
+
 // The body `run` sends equals the body `render` prints, for every layout and
 // every wire API: on the first turn, and on a later prompt of the same stored
 // session after a tool round-trip (render --session). Both go through the
 // runtime's one loop and the provider's real SDK; the sent bodies are
 // captured by a loopback server.
 func TestRunSendsWhatRenderShows(t *testing.T) {
-	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	for _, layout := range prompt.Names() {
 		for _, api := range llm.APIs {
 			t.Run(layout+"/"+string(api), func(t *testing.T) {
@@ -76,15 +89,8 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 				defer srv.Close()
 				store := session.NewMemory()
 				open := func() *strata.Workspace {
-					ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, Agent: "dev", Layout: layout,
-						ProviderName: providerFor[api], APIKey: "test", BaseURL: srv.URL(), Model: "test-model",
-						Mode: agent.ModeAll, Store: store, Now: func() time.Time { return now },
-						Params: llm.Params{MaxTokens: 1024}})
-					if err != nil {
-						t.Fatal(err)
-					}
-					t.Cleanup(func() { ws.Close() })
-					return ws
+					return openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", Layout: layout, ProviderName: providerFor[api],
+						BaseURL: srv.URL(), Mode: agent.ModeAll, Store: store, Params: llm.Params{MaxTokens: 1024}})
 				}
 				t.Setenv("AWS_REGION", "us-east-1")
 				ws := open()
@@ -149,7 +155,6 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 // loop would have sent: the restored layout replays the stored history, so a
 // stateful layout keeps its placement (and the provider's cached prefix).
 func TestResumeSendsWhatTheUninterruptedLoopSends(t *testing.T) {
-	now := time.Date(2026, 11, 23, 10, 0, 0, 0, time.UTC)
 	for _, layout := range prompt.Names() {
 		t.Run(layout, func(t *testing.T) {
 			dir := workspaceDir(t)
@@ -163,14 +168,8 @@ func TestResumeSendsWhatTheUninterruptedLoopSends(t *testing.T) {
 			defer srv.Close()
 			store := session.NewMemory()
 			open := func() *strata.Workspace {
-				ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, Agent: "dev", Layout: layout,
-					ProviderName: "anthropic", APIKey: "test", BaseURL: srv.URL(), Model: "test-model",
-					Store: store, Now: func() time.Time { return now }})
-				if err != nil {
-					t.Fatal(err)
-				}
-				t.Cleanup(func() { ws.Close() })
-				return ws
+				return openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", Layout: layout, ProviderName: "anthropic",
+					BaseURL: srv.URL(), Store: store})
 			}
 			prompts := []string{"first question", "second question", "third question"}
 			// Uninterrupted: one session, three prompts.

@@ -153,7 +153,10 @@ type Options struct {
 // caller must change its input. The CLI exits with status 2 for it.
 type ConfigError struct{ Err error }
 
+// Error returns the underlying error's message.
 func (e *ConfigError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configErrorf(format string, args ...any) error {
@@ -339,9 +342,9 @@ func (w *Workspace) configName(name string) string {
 // Dir returns the workspace root.
 func (w *Workspace) Dir() string { return w.dir }
 
-// AgentConfig returns the loaded agent; its Config is nil for strata's
-// default agent.
-func (w *Workspace) AgentConfig() *Agent { return w.agent }
+// Agent returns the loaded agent; its Config is nil for strata's default
+// agent.
+func (w *Workspace) Agent() *Agent { return w.agent }
 
 // ProviderName returns the name of the chosen provider ("anthropic", …, or
 // the Name of Options.Provider).
