@@ -282,19 +282,21 @@ func (w *Workspace) extraNames() map[string]bool {
 	return m
 }
 
-// env is the workspace policy for tools rooted at dir, with the agent's
-// toolsSettings paths and command patterns (kiro built-in-tools docs).
+// env is the workspace policy for tools rooted at dir, from the agent's
+// toolsSettings (kiro built-in-tools.md), kept per tool: fs_read's
+// allowedPaths/deniedPaths become the read policy (fs_read, grep, glob),
+// fs_write's the write policy (fs_write, todo_list's saves), execute_bash's
+// command patterns the command policy. Never merged: a path allowed for
+// reading does not become writable (tool.ResolvePath).
 func (w *Workspace) env(dir string) *tool.Env {
 	e := &tool.Env{Workdir: dir}
 	cfg := w.agent.Config
 	if cfg == nil {
 		return e
 	}
-	for _, name := range []string{"fs_read", "fs_write"} {
-		s := cfg.ToolSettings(name)
-		e.AllowedPaths = append(e.AllowedPaths, s.AllowedPaths...)
-		e.DeniedPaths = append(e.DeniedPaths, s.DeniedPaths...)
-	}
+	r, wr := cfg.ToolSettings("fs_read"), cfg.ToolSettings("fs_write")
+	e.ReadPaths = tool.PathPolicy{AllowedPaths: r.AllowedPaths, DeniedPaths: r.DeniedPaths}
+	e.WritePaths = tool.PathPolicy{AllowedPaths: wr.AllowedPaths, DeniedPaths: wr.DeniedPaths}
 	s := cfg.ToolSettings("execute_bash")
 	e.AllowedCommands, e.DeniedCommands = s.AllowedCommands, s.DeniedCommands
 	return e

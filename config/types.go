@@ -262,10 +262,16 @@ func (c MCPConfig) MarshalJSON() ([]byte, error) {
 // (built-in-tools.md; kiro adds subagent's availableAgents/trustedAgents).
 // Fields a tool does not use stay empty.
 type ToolSettings struct {
-	// AllowedPaths are glob patterns fs_read/fs_write may use without
-	// prompting (gitignore-like: "~/temp" covers its subtree).
+	// AllowedPaths are glob patterns the tool these settings belong to
+	// (fs_read or fs_write) may use without prompting (gitignore-like:
+	// "~/temp" covers its subtree). They apply to that tool only: the
+	// runtime makes fs_read's the read policy and fs_write's the write
+	// policy (tool.Env ReadPaths, WritePaths), so a path allowed for
+	// reading is not writable.
 	AllowedPaths []string `json:"allowedPaths,omitempty"`
-	// DeniedPaths are refused; deny rules are evaluated before allow rules.
+	// DeniedPaths are refused to the tool these settings belong to; deny
+	// rules are evaluated before allow rules. fs_read's also keep fs_write
+	// away (its result shows the file it edits).
 	DeniedPaths []string `json:"deniedPaths,omitempty"`
 	// AllowedCommands are regexes (anchored \A…\z) execute_bash may run
 	// without prompting.

@@ -139,7 +139,7 @@ func readTextFile(ctx context.Context, env *Env, mode, path string) (string, str
 	if path == "" {
 		return "", "", fmt.Errorf("fs_read %s: path is required", mode)
 	}
-	abs, err := ResolvePath(env, path)
+	abs, err := ResolvePath(env, path, AccessRead)
 	if err != nil {
 		return "", "", fmt.Errorf("fs_read %s: %w", mode, err)
 	}
@@ -251,12 +251,13 @@ type dirEntry struct {
 // direct children), depth-first in name order, one per line as
 // "<type> <size> <path>" (type d, -, l; directories end with "/", symlinks
 // show "-> target"; paths relative to the workspace root when inside it).
-// Symlinked directories and .git are listed but not descended into.
+// Symlinked directories and .git are listed but not descended into; entries
+// Env.ReadPaths.DeniedPaths cover are left out, as glob and grep leave them.
 func (t *FSRead) directory(ctx context.Context, env *Env, op fsReadOp) (Result, error) {
 	if op.Path == "" {
 		return Result{}, errors.New("fs_read Directory: path is required")
 	}
-	abs, err := ResolvePath(env, op.Path)
+	abs, err := ResolvePath(env, op.Path, AccessRead)
 	if err != nil {
 		return Result{}, fmt.Errorf("fs_read Directory: %w", err)
 	}
@@ -275,6 +276,10 @@ func (t *FSRead) directory(ctx context.Context, env *Env, op fsReadOp) (Result, 
 		depth = *op.Depth
 	}
 	maxEntries := orDefault(t.MaxEntries, DefaultDirMaxEntries)
+	deny, err := readDenyList(env)
+	if err != nil {
+		return Result{}, fmt.Errorf("fs_read Directory: %w", err)
+	}
 	var entries []dirEntry
 	truncated := false
 	var walk func(dir, rel string, level int) error
@@ -292,8 +297,11 @@ func (t *FSRead) directory(ctx context.Context, env *Env, op fsReadOp) (Result, 
 				truncated = true
 				return nil
 			}
-			e := dirEntry{rel: pathJoin(rel, de.Name()), kind: '?'}
 			full := filepath.Join(dir, de.Name())
+			if deny.denies(full) {
+				continue
+			}
+			e := dirEntry{rel: pathJoin(rel, de.Name()), kind: '?'}
 			info, ierr := de.Info()
 			if ierr == nil {
 				e.size = info.Size()
@@ -436,7 +444,7 @@ func (t *FSRead) image(env *Env, op fsReadOp) (Result, error) {
 	var names []string
 	var blocks []llm.Block
 	for _, p := range paths {
-		abs, err := ResolvePath(env, p)
+		abs, err := ResolvePath(env, p, AccessRead)
 		if err != nil {
 			return Result{}, fmt.Errorf("fs_read Image: %w", err)
 		}

@@ -67,7 +67,7 @@ func (t *FSWrite) Run(ctx context.Context, env *Env, input json.RawMessage) (Res
 	if in.Path == "" {
 		return Result{}, errors.New("fs_write: path is required")
 	}
-	abs, err := ResolvePath(env, in.Path)
+	abs, err := ResolvePath(env, in.Path, AccessWrite)
 	if err != nil {
 		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}

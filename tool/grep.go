@@ -51,8 +51,8 @@ func (*Grep) Spec() llm.ToolSpec { return cachedSpec("grep", grepDescription) }
 // file path searches that file) whose path relative to path matches include
 // (a doublestar glob; one without "/" matches the file name at any depth).
 // It skips .git, .gitignore'd and denied paths, binary files (a NUL byte in
-// the first 8000 bytes), files over 10 MiB, and symlinks that resolve outside
-// the sandbox. Each matching line is reported as "path:line:text" (path
+// the first 8000 bytes), files over 10 MiB, symlinks that resolve outside
+// the sandbox, and hard-linked files (see the package doc, "Hard links"). Each matching line is reported as "path:line:text" (path
 // relative to the workspace root, text cut at 500 characters), in walk order
 // (directories depth-first, names sorted) and line order. It stops after
 // max_results lines (default 200) or MaxBytes of output, with a notice.
@@ -88,11 +88,15 @@ func (t *Grep) Run(ctx context.Context, env *Env, input json.RawMessage) (Result
 	}
 
 	var out strings.Builder
-	matches, skippedLarge := 0, 0
+	matches, skippedLarge, skippedLinked := 0, 0, 0
 	stopped := ""
 	search := func(file string) error {
 		fi, err := os.Stat(file)
 		if err != nil || !fi.Mode().IsRegular() {
+			return nil
+		}
+		if env.refusesLinks(fi) {
+			skippedLinked++
 			return nil
 		}
 		if fi.Size() > grepMaxFileBytes {
@@ -134,7 +138,7 @@ func (t *Grep) Run(ctx context.Context, env *Env, input json.RawMessage) (Result
 				return nil
 			}
 			if d.Type()&fs.ModeSymlink != 0 {
-				target, err := ResolvePath(env, p)
+				target, err := ResolvePath(env, p, AccessRead)
 				if err != nil {
 					return nil // points outside the sandbox or is denied
 				}
@@ -159,6 +163,9 @@ func (t *Grep) Run(ctx context.Context, env *Env, input json.RawMessage) (Result
 	}
 	if skippedLarge > 0 {
 		text += fmt.Sprintf("\n[grep: skipped %d file(s) over %d bytes]", skippedLarge, grepMaxFileBytes)
+	}
+	if skippedLinked > 0 {
+		text += fmt.Sprintf("\n[grep: skipped %d file(s) with more than one hard link]", skippedLinked)
 	}
 	return TextResult(text), nil
 }

@@ -35,28 +35,42 @@ func (e *SandboxError) Is(target error) bool { return target == ErrSandbox }
 // maxSymlinkHops bounds symlink resolution (Linux uses 40).
 const maxSymlinkHops = 40
 
-// ResolvePath applies the workspace sandbox to p and returns the absolute,
-// symlink-free path it names.
+// maxPathBytes is Linux's PATH_MAX (bytes, with the final NUL): no system
+// call takes a longer path, and refusing one early bounds the cost of
+// matching it against the policies.
+const maxPathBytes = 4096
+
+// ResolvePath applies the workspace sandbox to p for one kind of access and
+// returns the absolute, symlink-free path it names.
 //
 //   - "~" and "~/…" expand to the home directory; other relative paths
 //     resolve against env.Workdir (the process's working directory when
-//     empty); the result is cleaned, so "a/../b" is "b".
-//   - Symlinks are followed component by component, on the longest existing
-//     prefix, so a path to a file not yet created works and a dangling
-//     symlink is followed to where it points.
-//   - The resolved path must lie inside the resolved Workdir or one of
-//     AllowedPaths (a directory, or a glob; a plain path covers everything
-//     below it). "../x", an absolute path elsewhere, or a symlink pointing
-//     out are refused.
-//   - It must match none of DeniedPaths (kiro's gitignore-like globs: a
-//     pattern without "/" matches a name at any depth; a match covers
-//     everything below it). An invalid denied pattern refuses every path
-//     (fail closed).
+//     empty); the result is cleaned first, so "a/../b" is "b" even when a
+//     is a symlink (".." is lexical, as in filepath.Clean and a shell's cd).
+//   - Symlinks are then followed component by component, on the longest
+//     existing prefix, so a path to a file not yet created works and a
+//     dangling symlink is followed to where it points.
+//   - The resolved path must lie inside the resolved Workdir or one of the
+//     access's allowed paths (Env.Policy: ReadPaths for AccessRead,
+//     WritePaths for AccessWrite; an entry is a directory or a glob, and a
+//     plain path covers everything below it). "../x", an absolute path
+//     elsewhere, or a symlink pointing out are refused.
+//   - It must match none of the access's denied paths (kiro's
+//     gitignore-like globs: a pattern without "/" matches a name at any
+//     depth; a match covers everything below it). A write is also refused
+//     where ReadPaths denies: fs_write's result shows the file it edits. An
+//     invalid denied pattern refuses every path (fail closed).
+//   - A path of PATH_MAX (4096) bytes or more, once absolute and clean, is
+//     refused, as the kernel would.
+//   - An existing regular file with more than one hard link is refused
+//     unless Env.AllowHardlinks (Unix; see the package doc, "Hard links").
 //
 // Refusals are *SandboxError (errors.Is(err, ErrSandbox)) whose message names
-// the path and the root; I/O errors while resolving (permission denied, a
-// file used as a directory, a symlink loop) are returned wrapped.
-func ResolvePath(env *Env, p string) (string, error) {
+// the path, the root and the setting that refused it; I/O errors while
+// resolving (permission denied, a file used as a directory, a symlink loop)
+// are returned wrapped. ResolvePath checks the file system as it is when
+// called; see the package doc for what a concurrent process can still do.
+func ResolvePath(env *Env, p string, access Access) (string, error) {
 	root, err := workspaceRoot(env)
 	if err != nil {
 		return "", err
@@ -71,6 +85,10 @@ func ResolvePath(env *Env, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("path %q: %w", p, err)
 	}
+	if len(abs) >= maxPathBytes {
+		return "", &SandboxError{Path: clip(p, 200), Root: root,
+			Reason: fmt.Sprintf("is %d bytes long once made absolute, over the %d-byte limit of a path (PATH_MAX)", len(abs), maxPathBytes)}
+	}
 	real, err := resolveReal(abs)
 	if err != nil {
 		return "", fmt.Errorf("path %q: %w", p, err)
@@ -79,23 +97,32 @@ func ResolvePath(env *Env, p string) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("workspace root %s: %w", root, err)
 	}
-	if !within(realRoot, real) && !allowedByEnv(env, root, real) {
+	refuse := func(reason string) error {
+		return &SandboxError{Path: p, Resolved: real, Root: realRoot, Reason: reason}
+	}
+	if !within(realRoot, real) && !allowedBy(env.Policy(access).AllowedPaths, root, real) {
 		reason := fmt.Sprintf("resolves to %s, outside the workspace root %s", real, realRoot)
 		if within(root, abs) || within(realRoot, abs) {
 			reason = fmt.Sprintf("resolves through a symlink to %s, outside the workspace root %s", real, realRoot)
 		}
-		if env != nil && len(env.AllowedPaths) > 0 {
-			reason += fmt.Sprintf(" and the allowed paths %q", env.AllowedPaths)
+		if allowed := env.Policy(access).AllowedPaths; len(allowed) > 0 {
+			reason += fmt.Sprintf(" and the %s policy's allowed paths %q", access, allowed)
 		}
-		return "", &SandboxError{Path: p, Resolved: real, Root: realRoot, Reason: reason}
+		if access == AccessWrite && allowedBy(env.Policy(AccessRead).AllowedPaths, root, real) {
+			reason += " (the read policy's allowedPaths make it readable, not writable)"
+		}
+		return "", refuse(reason)
 	}
-	pat, err := compileDenied(env, root).match(abs, real)
+	pat, from, err := compileDenied(env, root, access).match(abs, real)
 	if err != nil {
-		return "", &SandboxError{Path: p, Resolved: real, Root: realRoot, Reason: "cannot be checked: " + err.Error()}
+		return "", refuse("cannot be checked: " + err.Error())
 	}
 	if pat != "" {
-		return "", &SandboxError{Path: p, Resolved: real, Root: realRoot,
-			Reason: fmt.Sprintf("(%s) is denied by the deniedPaths pattern %q (workspace root %s)", real, pat, realRoot)}
+		return "", refuse(fmt.Sprintf("(%s) is denied by the deniedPaths pattern %q of the %s policy (workspace root %s)", real, pat, from, realRoot))
+	}
+	if fi, err := os.Lstat(real); err == nil && env.refusesLinks(fi) {
+		return "", refuse(fmt.Sprintf("(%s) is a file with %d hard links: its other names may lie outside the workspace, "+
+			"so tools refuse hard-linked files; replace it with a copy of its own (cp, then mv over it) to use it", real, linkCount(fi)))
 	}
 	return real, nil
 }
@@ -197,14 +224,11 @@ func within(root, p string) bool {
 	return rel == "." || (rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) && !filepath.IsAbs(rel))
 }
 
-// allowedByEnv reports whether the resolved path real falls under one of
-// env.AllowedPaths. Each entry's non-glob base is resolved too, so entries
+// allowedBy reports whether the resolved path real falls under one of the
+// allowed entries. Each entry's non-glob base is resolved too, so entries
 // that are (or go through) symlinks work.
-func allowedByEnv(env *Env, root, real string) bool {
-	if env == nil {
-		return false
-	}
-	for _, entry := range env.AllowedPaths {
+func allowedBy(allowed []string, root, real string) bool {
+	for _, entry := range allowed {
 		for _, pat := range patternForms(root, entry, false) {
 			if ok, _ := matchCovers(pat, real); ok {
 				return true
@@ -214,54 +238,72 @@ func allowedByEnv(env *Env, root, real string) bool {
 	return false
 }
 
-// denyList is Env.DeniedPaths compiled against a workspace root.
+// denyList is the denied paths of one access compiled against a workspace
+// root.
 type denyList struct {
 	pats  []string   // the settings as given
+	from  []Access   // the policy each setting comes from
 	forms [][]string // absolute doublestar patterns per setting
 	bad   error      // the first invalid pattern, which denies everything
 	badAt string
 }
 
-// compileDenied compiles env.DeniedPaths for root.
-func compileDenied(env *Env, root string) *denyList {
+// compileDenied compiles the denied paths of access for root: ReadPaths'
+// for a read; WritePaths' then ReadPaths' for a write.
+func compileDenied(env *Env, root string, access Access) *denyList {
 	d := &denyList{}
-	if env == nil {
-		return d
+	policies := []Access{AccessRead}
+	if access == AccessWrite {
+		policies = []Access{AccessWrite, AccessRead}
 	}
-	for _, pat := range env.DeniedPaths {
-		if !doublestar.ValidatePattern(filepath.ToSlash(pat)) && d.bad == nil {
-			d.bad, d.badAt = doublestar.ErrBadPattern, pat
+	for _, a := range policies {
+		for _, pat := range env.Policy(a).DeniedPaths {
+			if !doublestar.ValidatePattern(filepath.ToSlash(pat)) && d.bad == nil {
+				d.bad, d.badAt = doublestar.ErrBadPattern, pat
+			}
+			d.pats = append(d.pats, pat)
+			d.from = append(d.from, a)
+			d.forms = append(d.forms, patternForms(root, pat, true))
 		}
-		d.pats = append(d.pats, pat)
-		d.forms = append(d.forms, patternForms(root, pat, true))
 	}
 	return d
 }
 
-// match returns the setting that covers one of paths, or an error when a
-// setting is invalid (fail closed).
-func (d *denyList) match(paths ...string) (string, error) {
+// match returns the setting that covers one of paths and the policy it
+// comes from, or an error when a setting is invalid (fail closed).
+func (d *denyList) match(paths ...string) (string, Access, error) {
 	if d.bad != nil {
-		return d.badAt, fmt.Errorf("deniedPaths pattern %q is invalid: %w", d.badAt, d.bad)
+		return d.badAt, 0, fmt.Errorf("deniedPaths pattern %q is invalid: %w", d.badAt, d.bad)
 	}
 	for i, forms := range d.forms {
 		for _, form := range forms {
 			for _, p := range paths {
 				if ok, err := matchCovers(form, p); err != nil {
-					return d.pats[i], fmt.Errorf("deniedPaths pattern %q: %w", d.pats[i], err)
+					return d.pats[i], d.from[i], fmt.Errorf("deniedPaths pattern %q: %w", d.pats[i], err)
 				} else if ok {
-					return d.pats[i], nil
+					return d.pats[i], d.from[i], nil
 				}
 			}
 		}
 	}
-	return "", nil
+	return "", 0, nil
 }
 
 // denies reports whether p is denied (or cannot be checked).
 func (d *denyList) denies(p string) bool {
-	pat, err := d.match(p)
+	pat, _, err := d.match(p)
 	return pat != "" || err != nil
+}
+
+// readDenyList compiles the read policy's denied paths against the
+// workspace root: what every listing (fs_read Directory, grep, glob,
+// todo_list lookup) leaves out.
+func readDenyList(env *Env) (*denyList, error) {
+	ws, err := workspaceRoot(env)
+	if err != nil {
+		return nil, err
+	}
+	return compileDenied(env, ws, AccessRead), nil
 }
 
 // patternForms turns a kiro path setting into absolute doublestar patterns:

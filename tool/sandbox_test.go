@@ -26,7 +26,7 @@ func TestResolvePathInsideWorkspace(t *testing.T) {
 		filepath.Join(ws, "alias", "..", "a"): filepath.Join(ws, "a"),
 	}
 	for in, want := range cases {
-		got, err := ResolvePath(env, in)
+		got, err := ResolvePath(env, in, AccessRead)
 		if err != nil || got != want {
 			t.Errorf("ResolvePath(%q) = %q, %v; want %q", in, got, err, want)
 		}
@@ -61,7 +61,7 @@ func TestResolvePathRefusesEscapes(t *testing.T) {
 		{"a\x00b", "NUL"},
 	}
 	for _, c := range cases {
-		got, err := ResolvePath(env, c.path)
+		got, err := ResolvePath(env, c.path, AccessRead)
 		if err == nil {
 			t.Errorf("ResolvePath(%q) = %q; want a refusal", c.path, got)
 			continue
@@ -75,37 +75,50 @@ func TestResolvePathRefusesEscapes(t *testing.T) {
 	}
 }
 
+func TestResolvePathRefusesOverlongPaths(t *testing.T) {
+	ws := workspace(t, nil)
+	_, err := ResolvePath(&Env{Workdir: ws}, strings.Repeat("a/", 2100), AccessRead)
+	if !errors.Is(err, ErrSandbox) || !strings.Contains(err.Error(), "PATH_MAX") {
+		t.Errorf("a path over PATH_MAX: %v; want a sandbox refusal naming PATH_MAX", err)
+	}
+	if _, err := ResolvePath(&Env{Workdir: ws}, strings.Repeat("a/../", 2100)+"b", AccessRead); err != nil {
+		t.Errorf("a long path that cleans to a short one: %v", err)
+	}
+}
+
 func TestResolvePathAllowedAndDenied(t *testing.T) {
 	extra := workspace(t, map[string]string{"lib/a.go": "a", "other/b": "b"})
 	ws := workspace(t, map[string]string{"src/main.go": "m", ".env": "k", "keys/id.pem": "p", "keys/pub.txt": "t"})
 	env := &Env{
-		Workdir:      ws,
-		AllowedPaths: []string{filepath.Join(extra, "lib")},
-		DeniedPaths:  []string{".env", "*.pem", filepath.Join(ws, "src") + "/**/main.go"},
+		Workdir: ws,
+		ReadPaths: PathPolicy{
+			AllowedPaths: []string{filepath.Join(extra, "lib")},
+			DeniedPaths:  []string{".env", "*.pem", filepath.Join(ws, "src") + "/**/main.go"},
+		},
 	}
-	if got, err := ResolvePath(env, filepath.Join(extra, "lib/a.go")); err != nil || got != filepath.Join(extra, "lib/a.go") {
+	if got, err := ResolvePath(env, filepath.Join(extra, "lib/a.go"), AccessRead); err != nil || got != filepath.Join(extra, "lib/a.go") {
 		t.Errorf("allowed path: %q, %v", got, err)
 	}
-	if _, err := ResolvePath(env, filepath.Join(extra, "other/b")); err == nil || !strings.Contains(err.Error(), "allowed paths") {
+	if _, err := ResolvePath(env, filepath.Join(extra, "other/b"), AccessRead); err == nil || !strings.Contains(err.Error(), "allowed paths") {
 		t.Errorf("path beside an allowed root: %v", err)
 	}
 	for _, p := range []string{".env", "keys/id.pem", "src/main.go"} {
-		_, err := ResolvePath(env, p)
+		_, err := ResolvePath(env, p, AccessRead)
 		if err == nil || !errors.Is(err, ErrSandbox) || !strings.Contains(err.Error(), "deniedPaths") {
 			t.Errorf("ResolvePath(%q) = %v; want a deniedPaths refusal", p, err)
 		}
 	}
-	if _, err := ResolvePath(env, "keys/pub.txt"); err != nil {
+	if _, err := ResolvePath(env, "keys/pub.txt", AccessRead); err != nil {
 		t.Errorf("keys/pub.txt: %v", err)
 	}
 	// A denied directory covers what is below it (kiro: gitignore-like).
-	env.DeniedPaths = []string{"keys"}
-	if _, err := ResolvePath(env, "keys/pub.txt"); err == nil {
+	env.ReadPaths.DeniedPaths = []string{"keys"}
+	if _, err := ResolvePath(env, "keys/pub.txt", AccessRead); err == nil {
 		t.Error("file below a denied directory was allowed")
 	}
 	// An invalid pattern fails closed.
-	env.DeniedPaths = []string{"[unclosed"}
-	if _, err := ResolvePath(env, "src/main.go"); err == nil || !strings.Contains(err.Error(), "invalid") {
+	env.ReadPaths.DeniedPaths = []string{"[unclosed"}
+	if _, err := ResolvePath(env, "src/main.go", AccessRead); err == nil || !strings.Contains(err.Error(), "invalid") {
 		t.Errorf("invalid denied pattern: %v", err)
 	}
 }
@@ -115,14 +128,14 @@ func TestResolvePathEmptyWorkdirIsCwd(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := ResolvePath(&Env{}, "tool.go")
+	got, err := ResolvePath(&Env{}, "tool.go", AccessRead)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if want, _ := filepath.EvalSymlinks(filepath.Join(wd, "tool.go")); got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if _, err := ResolvePath(nil, "../go.mod"); err == nil {
+	if _, err := ResolvePath(nil, "../go.mod", AccessRead); err == nil {
 		t.Error("nil env: ../go.mod allowed")
 	}
 }

@@ -73,7 +73,7 @@ func TestGrepMaxResultsAndDenied(t *testing.T) {
 		fmt.Fprintf(&b, "hit %d\n", i)
 	}
 	ws := workspace(t, map[string]string{"a.txt": b.String(), "secret.env": "hit secret\n"})
-	env := &Env{Workdir: ws, DeniedPaths: []string{"*.env"}}
+	env := &Env{Workdir: ws, ReadPaths: PathPolicy{DeniedPaths: []string{"*.env"}}}
 	got := ok(t, call(t, env, "grep", `{"pattern":"hit","max_results":3}`))
 	lines := strings.Split(got, "\n")
 	if len(lines) != 4 || lines[0] != "a.txt:1:hit 1" || lines[2] != "a.txt:3:hit 3" || !strings.Contains(lines[3], "stopped after 3 matching lines") {

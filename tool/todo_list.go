@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -83,38 +84,45 @@ type todoInput struct {
 // returns the list as JSON on one line followed by "ID: <id>"; lookup lists
 // the saved lists' IDs and descriptions. A missing required field, an index
 // out of range or an unknown ID is an error naming it.
+//
+// Every list file is resolved with ResolvePath (loading and lookup as
+// AccessRead, saving as AccessWrite), so a symlinked TodoDir or list file
+// that leads out of the workspace is refused like any other path. IDs are
+// plain names (see validTodoID); a list's file name is its ID, and the "id"
+// stored inside a list file is ignored (a model can write that file with
+// fs_write).
 func (t *TodoList) Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
 	var in todoInput
 	if err := json.Unmarshal(input, &in); err != nil {
 		return Result{}, fmt.Errorf("todo_list: input: %w", err)
 	}
-	root, err := workspaceRoot(env)
-	if err != nil {
-		return Result{}, fmt.Errorf("todo_list: %w", err)
-	}
-	dir := filepath.Join(mustReal(root), TodoDir)
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	if in.Command == "lookup" {
-		return lookupTodos(dir)
+		return lookupTodos(env)
 	}
 	var todo Todo
+	var err error
 	switch in.Command {
 	case "create":
 		if len(in.Tasks) == 0 || in.Description == nil {
 			return Result{}, errors.New("todo_list create: tasks (non-empty) and todo_list_description are required")
+		}
+		dir, err := ResolvePath(env, TodoDir, AccessWrite)
+		if err != nil {
+			return Result{}, fmt.Errorf("todo_list create: %w", err)
 		}
 		todo = Todo{ID: newTodoID(dir), Description: *in.Description}
 		for _, s := range in.Tasks {
 			todo.Tasks = append(todo.Tasks, TodoTask{Task: s})
 		}
 	case "load":
-		if todo, err = loadTodo(dir, in.LoadID, "load_id"); err != nil {
+		if todo, err = loadTodo(env, in.LoadID, "load_id"); err != nil {
 			return Result{}, err
 		}
 		return todoResult(todo), nil
 	case "complete", "add", "remove":
-		if todo, err = loadTodo(dir, in.CurrentID, "current_id"); err != nil {
+		if todo, err = loadTodo(env, in.CurrentID, "current_id"); err != nil {
 			return Result{}, err
 		}
 		if err := todo.apply(in); err != nil {
@@ -126,7 +134,7 @@ func (t *TodoList) Run(ctx context.Context, env *Env, input json.RawMessage) (Re
 	if err := ctx.Err(); err != nil {
 		return Result{}, fmt.Errorf("todo_list %s: not saved: %w", in.Command, err)
 	}
-	if err := saveTodo(dir, todo); err != nil {
+	if err := saveTodo(env, todo); err != nil {
 		return Result{}, fmt.Errorf("todo_list %s: %w", in.Command, err)
 	}
 	return todoResult(todo), nil
@@ -194,24 +202,53 @@ func todoResult(t Todo) Result {
 	return TextResult(string(b) + "\nID: " + t.ID)
 }
 
+// todoIDPattern is what a list ID may be: a plain file name of letters,
+// digits, "_" and "-" (kiro's IDs are millisecond timestamps), so no ID can
+// name a path, a hidden file or a temporary file.
+var todoIDPattern = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9_-]{0,127}$`)
+
+// validTodoID returns an error naming field unless id matches
+// todoIDPattern.
+func validTodoID(id, field string) error {
+	if !todoIDPattern.MatchString(id) {
+		return fmt.Errorf("todo_list: %s %q is missing or not an id (1-128 letters, digits, _ and -); call lookup to list the ids", field, id)
+	}
+	return nil
+}
+
+// todoFile resolves the list file of id through the sandbox for access.
+func todoFile(env *Env, id string, access Access) (string, error) {
+	p, err := ResolvePath(env, filepath.Join(TodoDir, id+".json"), access)
+	if err != nil {
+		return "", fmt.Errorf("todo_list: %w", err)
+	}
+	return p, nil
+}
+
 // newTodoID is a millisecond timestamp (kiro's ids are timestamps), bumped
-// past any list already saved under that id.
+// past any list already saved under that id in dir (TodoDir, resolved).
 func newTodoID(dir string) string {
 	n := time.Now().UnixMilli()
 	for {
 		id := strconv.FormatInt(n, 10)
-		if _, err := os.Stat(filepath.Join(dir, id+".json")); errors.Is(err, os.ErrNotExist) {
+		if _, err := os.Lstat(filepath.Join(dir, id+".json")); errors.Is(err, os.ErrNotExist) {
 			return id
 		}
 		n++
 	}
 }
 
-func loadTodo(dir, id, field string) (Todo, error) {
-	if id == "" || strings.ContainsAny(id, `/\`) || id == "." || id == ".." {
-		return Todo{}, fmt.Errorf("todo_list: %s %q is missing or not an id; call lookup to list the ids", field, id)
+// loadTodo reads the list id (named by the input field) through the
+// sandbox. The returned list's ID is id, whatever the file says.
+func loadTodo(env *Env, id, field string) (Todo, error) {
+	if err := validTodoID(id, field); err != nil {
+		return Todo{}, err
 	}
-	b, err := os.ReadFile(filepath.Join(dir, id+".json"))
+	p, err := todoFile(env, id, AccessRead)
+	if err != nil {
+		return Todo{}, err
+	}
+	b, err := os.ReadFile(p)
 	if errors.Is(err, os.ErrNotExist) {
 		return Todo{}, fmt.Errorf("todo_list: no list with %s %q; call lookup to list the ids", field, id)
 	}
@@ -222,32 +259,70 @@ func loadTodo(dir, id, field string) (Todo, error) {
 	if err := json.Unmarshal(b, &t); err != nil {
 		return Todo{}, fmt.Errorf("todo_list: %s: %w", filepath.Join(TodoDir, id+".json"), err)
 	}
+	t.ID = id
 	return t, nil
 }
 
-func saveTodo(dir string, t Todo) error {
-	if err := os.MkdirAll(dir, 0o755); err != nil {
+// saveTodo writes t to its list file, resolved through the sandbox for
+// writing: to a new temporary file beside it (created exclusively, so no
+// planted file or symlink is written through), then renamed over it.
+func saveTodo(env *Env, t Todo) error {
+	if err := validTodoID(t.ID, "id"); err != nil {
+		return err
+	}
+	p, err := todoFile(env, t.ID, AccessWrite)
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
 		return err
 	}
 	b, _ := json.MarshalIndent(t, "", "  ")
-	tmp := filepath.Join(dir, "."+t.ID+".tmp")
-	if err := os.WriteFile(tmp, b, 0o644); err != nil {
+	f, err := os.CreateTemp(filepath.Dir(p), "."+t.ID+"-*.tmp")
+	if err != nil {
 		return err
 	}
-	return os.Rename(tmp, filepath.Join(dir, t.ID+".json"))
+	_, err = f.Write(b)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Chmod(f.Name(), 0o644)
+	}
+	if err == nil {
+		err = os.Rename(f.Name(), p)
+	}
+	if err != nil {
+		os.Remove(f.Name())
+	}
+	return err
 }
 
-func lookupTodos(dir string) (Result, error) {
-	files, _ := filepath.Glob(filepath.Join(dir, "*.json"))
-	if len(files) == 0 {
-		return TextResult("No TODO lists saved."), nil
+// lookupTodos lists the lists in TodoDir, resolved through the sandbox for
+// reading. Files ReadPaths.DeniedPaths cover are left out, as in every
+// listing; files that are not lists (names that are not ids, hidden and
+// temporary files) are skipped.
+func lookupTodos(env *Env) (Result, error) {
+	dir, err := ResolvePath(env, TodoDir, AccessRead)
+	if err != nil {
+		return Result{}, fmt.Errorf("todo_list lookup: %w", err)
 	}
+	deny, err := readDenyList(env)
+	if err != nil {
+		return Result{}, fmt.Errorf("todo_list lookup: %w", err)
+	}
+	des, _ := os.ReadDir(dir)
 	var b strings.Builder
-	b.WriteString("Saved TODO lists (ID: description, tasks done/total):")
-	for _, f := range files {
-		t, err := loadTodo(dir, strings.TrimSuffix(filepath.Base(f), ".json"), "id")
+	found := 0
+	for _, de := range des {
+		id, isJSON := strings.CutSuffix(de.Name(), ".json")
+		if !isJSON || validTodoID(id, "id") != nil || deny.denies(filepath.Join(dir, de.Name())) {
+			continue
+		}
+		found++
+		t, err := loadTodo(env, id, "id")
 		if err != nil {
-			fmt.Fprintf(&b, "\n- %s: unreadable (%v)", filepath.Base(f), err)
+			fmt.Fprintf(&b, "\n- %s: unreadable (%v)", de.Name(), err)
 			continue
 		}
 		done := 0
@@ -258,5 +333,8 @@ func lookupTodos(dir string) (Result, error) {
 		}
 		fmt.Fprintf(&b, "\n- %s: %s (%d/%d)", t.ID, t.Description, done, len(t.Tasks))
 	}
-	return TextResult(b.String()), nil
+	if found == 0 {
+		return TextResult("No TODO lists saved."), nil
+	}
+	return TextResult("Saved TODO lists (ID: description, tasks done/total):" + b.String()), nil
 }

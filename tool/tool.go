@@ -1,5 +1,5 @@
 // Package tool holds strata's tool registry and its built-in tools: fs_read,
-// fs_write, execute_bash, grep and glob.
+// fs_write, execute_bash, grep, glob and todo_list.
 //
 // Every tool declares an llm.ToolSpec whose InputSchema is a JSON Schema. The
 // Registry compiles each schema once (github.com/google/jsonschema-go) and
@@ -8,14 +8,56 @@
 // (unknown tool, bad JSON, schema violation, sandbox refusal, timeout, tool
 // error, panic) into an is_error tool_result the model can read.
 //
-// Where kiro / Amazon Q has the same tool (fs_read, fs_write, execute_bash),
-// the input schema is kiro's JSON unchanged (compacted), so real agent configs
-// and recorded model calls work unchanged (see specs/SOURCE.md). The
-// model-facing descriptions are the embedded <tool>.md files beside the code.
+// Where kiro / Amazon Q has the same tool (fs_read, fs_write, execute_bash,
+// todo_list), the input schema is kiro's JSON unchanged (compacted), so real
+// agent configs and recorded model calls work unchanged (see
+// specs/SOURCE.md). The model-facing descriptions are the embedded <tool>.md
+// files beside the code.
 //
-// All paths go through ResolvePath, the workspace sandbox: a path resolves
-// inside Env.Workdir or one of Env.AllowedPaths, after following symlinks, and
-// never matches Env.DeniedPaths.
+// # Workspace sandbox
+//
+// Every file a built-in tool reads, writes or lists goes through ResolvePath
+// with the access it makes (AccessRead: fs_read, grep, glob, todo_list
+// loading; AccessWrite: fs_write, todo_list saving). A path is accepted when,
+// after following symlinks, it lies inside Env.Workdir or one of that
+// access's allowed paths (Env.ReadPaths or Env.WritePaths), matches none of
+// its denied paths (a write also none of ReadPaths' denied paths), and is not
+// a hard-linked file. Listings (fs_read Directory, grep, glob, todo_list
+// lookup) walk without following symlinks and leave out .git, what
+// ReadPaths.DeniedPaths cover (names and sizes too) and, for grep, the
+// content of hard-linked files. todo_list takes list ids as plain names
+// ([A-Za-z0-9_-], no path) and never takes a file name from a list's content.
+//
+// What the sandbox does not do:
+//
+//   - It does not confine execute_bash. A command runs with the user's rights
+//     anywhere on the file system; only Env.AllowedCommands/DeniedCommands
+//     (regular expressions, easy to get around) and the approval step stand
+//     before it. Nor does it confine MCP servers' tools.
+//   - It checks paths, then the tool opens the checked, symlink-free path. A
+//     process running at the same time (a command the model started with
+//     execute_bash, say) can swap a directory for a symlink between the check
+//     and the open; the sandbox does not use openat2(RESOLVE_BENEATH) or hold
+//     directory handles.
+//   - ".." is lexical: "a/../b" is "b" even when a is a symlink (the path is
+//     cleaned before symlinks are followed, as filepath.Clean does), and the
+//     tool then touches the checked path, not what the kernel would resolve.
+//
+// # Hard links
+//
+// A hard link is a second name of the same file; nothing in a file or its
+// directory entry says where its other names are, so a link inside the
+// workspace can give a path sandbox the content of a file outside it (and a
+// write through it changes that file). On Unix, ResolvePath therefore refuses
+// an existing regular file with a link count (st_nlink) over 1, for reads and
+// writes, unless Env.AllowHardlinks is set; grep skips such files and says how
+// many it skipped; fs_read Directory and glob still list them (name and size,
+// never content). A new file strata creates has one link; todo_list replaces
+// its lists by rename, so it never writes through a link. The rule costs
+// workspaces that hard-link files on purpose (pnpm's node_modules, `cp -al`
+// snapshots, `git clone` of a local path inside .git/objects); set
+// AllowHardlinks where every link is known to stay inside the allowed roots.
+// Platforms whose os.FileInfo has no link count (Windows) do not apply it.
 package tool
 
 import (
@@ -52,25 +94,33 @@ type Result struct {
 func TextResult(s string) Result { return Result{Content: []llm.Block{llm.TextBlock(s)}} }
 
 // Env is the workspace a tool call runs in. The zero value is usable: an
-// empty Workdir means the process's working directory.
+// empty Workdir means the process's working directory, and empty path
+// policies allow the workspace root and nothing else.
 //
-// AllowedPaths and DeniedPaths follow kiro's toolsSettings (allowedPaths,
-// deniedPaths): entries are paths or gitignore-style globs, absolute, "~/…"
-// or relative to Workdir, and a plain path also covers everything below it.
+// ReadPaths and WritePaths follow kiro's toolsSettings for fs_read and
+// fs_write (allowedPaths, deniedPaths), one policy per access, so settings
+// given for reading never make a path writable (see ResolvePath).
 // AllowedCommands and DeniedCommands follow kiro's execute_bash settings:
 // RE2 regular expressions anchored at both ends (\A…\z); a command matching
 // a denied pattern is refused, and when AllowedCommands is non-empty a
 // command must match one of them (deny wins).
 type Env struct {
 	// Workdir is the absolute workspace root; every path resolves inside it
-	// (or inside AllowedPaths). Relative values are made absolute against the
-	// process's working directory.
+	// (or inside the access's allowed paths). Relative values are made
+	// absolute against the process's working directory.
 	Workdir string
-	// AllowedPaths are extra roots (or globs) outside Workdir that paths may
-	// resolve into.
-	AllowedPaths []string
-	// DeniedPaths are paths or globs no tool may touch, even inside Workdir.
-	DeniedPaths []string
+	// ReadPaths is the path policy of reads (fs_read, grep, glob, todo_list
+	// loading and listing); the runtime fills it from toolsSettings.fs_read.
+	ReadPaths PathPolicy
+	// WritePaths is the path policy of writes (fs_write, todo_list saving);
+	// the runtime fills it from toolsSettings.fs_write. ReadPaths'
+	// DeniedPaths apply to writes too; its AllowedPaths do not.
+	WritePaths PathPolicy
+	// AllowHardlinks lets tools read and write regular files that have more
+	// than one hard link, which ResolvePath refuses by default (package doc,
+	// "Hard links"). Set it only where no link leads out of the allowed
+	// roots; the runtime never sets it.
+	AllowHardlinks bool
 	// AllowedCommands are execute_bash regex patterns; when non-empty a
 	// command must match one.
 	AllowedCommands []string

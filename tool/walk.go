@@ -55,7 +55,7 @@ func (r *ignoreRules) ignored(p string, isDir bool) bool {
 // its absolute path. It skips .git directories, entries ignored by the
 // .gitignore files of root, its subdirectories and its ancestors up to the
 // workspace root (as git applies them: each to its own directory and below),
-// and entries Env.DeniedPaths covers. When root itself is ignored by an
+// and entries Env.ReadPaths.DeniedPaths covers. When root itself is ignored by an
 // ancestor's rules, those rules are dropped: an explicitly named directory
 // is searched. Symlinks are passed to fn, not followed. Unreadable
 // directories are skipped. fn returns fs.SkipDir to skip a directory,
@@ -65,8 +65,8 @@ func walkTree(ctx context.Context, env *Env, root string, fn func(path string, d
 	if err != nil {
 		return err
 	}
+	deny := compileDenied(env, ws, AccessRead)
 	ws = mustReal(ws)
-	deny := compileDenied(env, ws)
 	rules := &ignoreRules{}
 	if within(ws, root) && root != ws {
 		var ancestors []string
@@ -126,7 +126,7 @@ func statDir(env *Env, tool, path string) (abs string, isDir bool, err error) {
 	if path == "" {
 		path = "."
 	}
-	abs, err = ResolvePath(env, path)
+	abs, err = ResolvePath(env, path, AccessRead)
 	if err != nil {
 		return "", false, fmt.Errorf("%s: %w", tool, err)
 	}
