@@ -303,9 +303,15 @@ func (a *accumulator) response(model string) (*llm.Response, error) {
 		Usage: usage(a.usage), Model: model}, nil
 }
 
-// The SDK's event-stream reader ends its event channel without an error
-// when the response body breaks off mid-message, so a cut stream would look
-// complete; bodyWatcher records the body's read error for Stream to check.
+// bodyWatcher is the HTTP client the SDK sends through. It does two things:
+//
+//   - It hides the io.WriterTo of every request body (see requestBody), so
+//     the SDK closing that body early cannot make net/http close the
+//     connection under a response still being read.
+//   - For Stream requests it records the response body's read error: the
+//     SDK's event-stream reader ends its event channel without an error
+//     when the body breaks off mid-message, so a cut stream would look
+//     complete; Stream checks the recorded error.
 type bodyWatcher struct{ next aws.HTTPClient }
 
 type bodyErrKey struct{}
@@ -329,15 +335,39 @@ func bodyErr(ctx context.Context) error {
 	return nil
 }
 
-// Do sends r and, for Stream requests, wraps the response body to record
-// its read error.
+// Do sends r (its body wrapped as requestBody) and, for Stream requests,
+// wraps the response body to record its read error.
 func (w bodyWatcher) Do(r *http.Request) (*http.Response, error) {
+	if r.Body != nil && r.Body != http.NoBody {
+		rr := *r // the SDK keeps r and closes r.Body itself
+		rr.Body = requestBody{r.Body}
+		r = &rr
+	}
 	resp, err := w.next.Do(r)
 	if s, ok := r.Context().Value(bodyErrKey{}).(*bodyErrSlot); ok && err == nil {
 		resp.Body = &watchedBody{ReadCloser: resp.Body, slot: s}
 	}
 	return resp, err
 }
+
+// requestBody is a request body with only Read and Close: it hides the
+// io.WriterTo of the SDK's body.
+//
+// smithy-go's ClientHandler.Handle (transport/http/client.go, v1.28.8 and
+// v1.28.9) closes the request body as soon as the HTTP client returns,
+// i.e. when the response headers arrive, and its closed body
+// (safeWriteToReadCloser, transport/http/internal/io/safe.go) then answers
+// WriteTo with (0, io.EOF). net/http's write loop, after sending the
+// Content-Length bytes, copies the rest of the body to io.Discard to check
+// for extra bytes (transfer.go, transferWriter.writeBody), and io.Copy
+// prefers WriteTo. A server answers once it has the Content-Length bytes,
+// so that check can run after the SDK's close: io.Copy returns the io.EOF
+// from WriteTo as an error, the write loop takes it for a failed write and
+// closes the connection while the response is still being read
+// ("decode event: read tcp ...: use of closed network connection").
+// Through Read, the closed body returns (0, io.EOF), which io.Copy takes
+// for the clean end it is, so the check passes whichever side runs first.
+type requestBody struct{ io.ReadCloser }
 
 type watchedBody struct {
 	io.ReadCloser
