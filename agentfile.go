@@ -85,9 +85,38 @@ func ResolveAgent(dir, ref string) (string, error) {
 		names = append(names, a.Name)
 	}
 	if len(names) == 0 {
-		return "", &ConfigError{Err: fmt.Errorf("agent %q: no agent files in %s (.kiro/agents, .amazonq/cli-agents) or the global agent folders; pass a path to an agent JSON file", ref, dir)}
+		hint := MisplacedAgentsHint(dir)
+		if hint != "" {
+			hint = "; " + hint
+		}
+		return "", &ConfigError{Err: fmt.Errorf("agent %q: no agent files in %s (.kiro/agents, .amazonq/cli-agents) or the global agent folders; pass a path to an agent JSON file%s", ref, dir, hint)}
 	}
 	return "", &ConfigError{Err: fmt.Errorf("agent %q not found (agents: %s)", ref, strings.Join(names, ", "))}
+}
+
+// MisplacedAgentsHint explains why FindAgents(dir) finds no workspace agent
+// when dir holds agent files directly in agents/ — dir is a .kiro folder
+// itself, or a project whose repository is one (its README says to clone it
+// as <project>/.kiro) — and says how to run them. kiro-cli reads only
+// <workspace>/.kiro/agents (then .amazonq/cli-agents) and the global folders
+// (kiro docs, "Agent file locations"; kiro-cli agent loading,
+// resolve_workspace_agents_dir), and strata finds what kiro finds, so such a
+// folder must be the .kiro of a workspace. It returns "" when dir/agents
+// holds no *.json file or dir/.kiro/agents exists.
+func MisplacedAgentsHint(dir string) string {
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return ""
+	}
+	files, _ := filepath.Glob(filepath.Join(root, "agents", "*.json"))
+	if st, err := os.Stat(filepath.Join(root, ".kiro", "agents")); len(files) == 0 || err == nil && st.IsDir() {
+		return ""
+	}
+	if filepath.Base(root) == ".kiro" {
+		return fmt.Sprintf("%s is a .kiro folder: use its workspace %s as the directory", root, filepath.Dir(root))
+	}
+	return fmt.Sprintf("%s holds %d agent file(s) in agents/ but kiro reads only <workspace>/.kiro/agents: "+
+		"install it as the .kiro folder of a workspace (clone or link it as <workspace>/.kiro) and use that workspace", root, len(files))
 }
 
 func exists(p string) bool {

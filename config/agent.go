@@ -265,10 +265,41 @@ func (a *Agent) warn(file, field, format string, args ...any) {
 
 var promptNameRE = regexp.MustCompile(`^@([A-Za-z0-9_.-]+)$`)
 
+// promptPathHint explains a relative file:// prompt that is missing beside
+// the agent file but exists relative to the agent's .kiro (or .amazonq)
+// folder or to the project root, as when a project written for another base
+// (a repository that is itself a .kiro folder) is installed: kiro-cli, like
+// strata, resolves it against the agent file's folder only (kiro docs,
+// "File URI path resolution"; kiro-cli resolve_global_prompt), so the prompt
+// is lost there too. It returns "" when rel is absolute or found nowhere.
+func (a *Agent) promptPathHint(rel string) string {
+	if rel == "" || filepath.IsAbs(rel) || strings.HasPrefix(rel, "~") {
+		return ""
+	}
+	agentDir := filepath.Dir(a.Path)
+	bases := []string{a.ProjectRoot}
+	if cfg := filepath.Dir(agentDir); filepath.Dir(cfg) == a.ProjectRoot && cfg != a.ProjectRoot {
+		bases = []string{cfg, a.ProjectRoot} // <root>/.kiro, then <root>
+	}
+	for _, base := range bases {
+		cand := filepath.Join(base, rel)
+		if st, err := os.Stat(cand); err != nil || st.IsDir() {
+			continue
+		}
+		fix, err := filepath.Rel(agentDir, cand)
+		if err != nil {
+			fix = cand
+		}
+		return fmt.Sprintf(" (kiro resolves a relative file:// prompt against the agent file's folder %s; "+
+			"the file exists at %s: write \"file://%s\" or an absolute path)", agentDir, cand, filepath.ToSlash(fix))
+	}
+	return ""
+}
+
 func (a *Agent) resolvePrompt(home string) {
 	a.Prompt, a.PromptSource = a.PromptRef, "inline"
-	if p, ok := strings.CutPrefix(a.PromptRef, "file://"); ok {
-		p = expandHome(p, home)
+	if rel, ok := strings.CutPrefix(a.PromptRef, "file://"); ok {
+		p := expandHome(rel, home)
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(filepath.Dir(a.Path), p)
 		}
@@ -276,7 +307,7 @@ func (a *Agent) resolvePrompt(home string) {
 		b, err := os.ReadFile(p)
 		if err != nil {
 			a.Prompt = ""
-			a.warn(p, "/prompt", "prompt file not readable (%v); the agent has no prompt", unwrapPathError(err))
+			a.warn(p, "/prompt", "prompt file not readable (%v); the agent has no prompt%s", unwrapPathError(err), a.promptPathHint(rel))
 			return
 		}
 		a.Prompt, a.PromptSource = string(b), p

@@ -5,11 +5,14 @@ import (
 	"encoding/json"
 	"io/fs"
 	"os"
+	"path"
 	"path/filepath"
 	"reflect"
+	"regexp"
 	"sort"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/strata-agent/strata/internal/shared"
 )
@@ -39,8 +42,36 @@ func isAgentFile(p string) bool {
 		(strings.Contains(p, "/.kiro/agents/") || strings.Contains(p, "/.amazonq/cli-agents/"))
 }
 
+// realAgentFiles returns every real agent file as kiro finds it, sorted:
+// those stored inside a .kiro/ or .amazonq/ folder where they are, and those
+// of projects stored without their .kiro prefix through a workspace whose
+// .kiro links to the project (shared.KiroWorkspace).
+func realAgentFiles(t *testing.T) []string {
+	t.Helper()
+	files := realFiles(t, shared.Path(t, "data"), isAgentFile)
+	for _, p := range shared.AgentProjects(t) {
+		if ws := shared.KiroWorkspace(t, p); ws != p {
+			found, _ := filepath.Glob(filepath.Join(ws, ".kiro", "agents", "*.json"))
+			files = append(files, found...)
+		}
+	}
+	return files
+}
+
+// isSteeringFile selects the real steering files: every Markdown file of
+// data/steering but the folders' INDEX.md, SOURCE.md and the one file
+// data/steering/INDEX.md calls "not a steering file" (METADATA_REFERENCE.md),
+// and the .kiro/steering/ or steering/ files of the agent projects.
 func isSteeringFile(p string) bool {
-	return strings.HasSuffix(p, ".md") && strings.Contains(p, "/.kiro/steering/")
+	if !strings.HasSuffix(p, ".md") {
+		return false
+	}
+	switch path.Base(p) {
+	case "INDEX.md", "SOURCE.md", "README.md", "METADATA_REFERENCE.md":
+		return false
+	}
+	return strings.Contains(p, "/data/steering/") || strings.Contains(p, "/.kiro/steering/") ||
+		strings.Contains(p, "/data/agents/projects/") && path.Base(path.Dir(p)) == "steering"
 }
 
 func TestEmbeddedSchemaEqualsShared(t *testing.T) {
@@ -54,12 +85,15 @@ func TestEmbeddedSchemaEqualsShared(t *testing.T) {
 }
 
 func TestRealAgents(t *testing.T) {
-	files := realFiles(t, shared.Path(t, "data"), isAgentFile)
-	if len(files) < 9 {
-		t.Fatalf("found %d agent files, want the 9 real ones at least", len(files))
+	files := realAgentFiles(t)
+	if len(files) < 15 {
+		t.Fatalf("found %d agent files, want the 15 real ones at least", len(files))
 	}
 	for _, f := range files {
-		rel, _ := filepath.Rel(shared.Path(t, "data"), f)
+		rel, err := filepath.Rel(shared.Path(t, "data"), f)
+		if err != nil || strings.HasPrefix(rel, "..") { // in a temporary workspace
+			rel = filepath.Join("workspace", filepath.Base(f))
+		}
 		t.Run(rel, func(t *testing.T) {
 			a, err := LoadAgent(f)
 			if err != nil {
@@ -101,7 +135,10 @@ func TestRealAgents(t *testing.T) {
 }
 
 // checkRoundTrip encodes a loaded agent and compares it with the file, with
-// empty members (e.g. "env": {}) pruned from the file.
+// empty members (e.g. "env": {}) and explicit false members pruned from the
+// file: false is the default of every boolean key strata keeps as a plain
+// bool (useLegacyMcpJson, an MCP server's disabled; agent-v1.json), so
+// "disabled": false and no "disabled" mean the same.
 func checkRoundTrip(t *testing.T, file string, a *Agent) {
 	t.Helper()
 	raw, err := os.ReadFile(file)
@@ -134,6 +171,10 @@ func prune(v any) any {
 				continue
 			}
 			if s, ok := e.([]any); ok && len(s) == 0 {
+				delete(x, k)
+				continue
+			}
+			if b, ok := e.(bool); ok && !b && k != "includeMcpJson" {
 				delete(x, k)
 				continue
 			}
@@ -276,38 +317,113 @@ func TestRealMCPConfigs(t *testing.T) {
 	}
 }
 
+// Every real SKILL.md loads. One with front matter has a name equal to its
+// folder (as the Agent Skills spec requires), a description and the text after
+// the front matter as body; one without (data/skills/INDEX.md names the only
+// one) is kept with its folder name, no description and the whole file as
+// body, as kiro-cli keeps it.
 func TestRealSkills(t *testing.T) {
-	files := realFiles(t, shared.Path(t, "data"), func(p string) bool { return filepath.Base(p) == "SKILL.md" })
-	if len(files) < 12 {
-		t.Fatalf("found %d SKILL.md, want 12", len(files))
+	data := shared.Path(t, "data")
+	files := realFiles(t, data, func(p string) bool { return filepath.Base(p) == "SKILL.md" })
+	if len(files) < 19 {
+		t.Fatalf("found %d SKILL.md, want the 19 real ones at least", len(files))
 	}
+	var bare []string
 	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
 		s, err := LoadSkill(f)
 		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+			t.Errorf("%s: %v", f, err)
+			continue
 		}
-		if s.Name != filepath.Base(filepath.Dir(f)) || s.Description == "" || s.Body == "" {
-			t.Errorf("%s: name %q description %.30q body %d bytes", f, s.Name, s.Description, len(s.Body))
+		if s.Name != filepath.Base(filepath.Dir(f)) || strings.TrimSpace(s.Body) == "" || !strings.HasSuffix(string(raw), s.Body) {
+			t.Errorf("%s: name %q body %d of %d bytes", f, s.Name, len(s.Body), len(raw))
+		}
+		if s.FrontMatter != bytes.HasPrefix(raw, []byte("---")) {
+			t.Errorf("%s: FrontMatter %v", f, s.FrontMatter)
+		}
+		if !s.FrontMatter {
+			rel, _ := filepath.Rel(data, f)
+			bare = append(bare, filepath.ToSlash(rel))
+			if s.Description != "" || s.Body != string(raw) || len(s.Meta) != 0 {
+				t.Errorf("%s without front matter: description %q meta %v body %d bytes", f, s.Description, s.Meta, len(s.Body))
+			}
+		} else if s.Description == "" || strings.HasPrefix(s.Body, "---") {
+			t.Errorf("%s: description %.30q body starts %.10q", f, s.Description, s.Body)
 		}
 		hint := SkillHint(*s)
-		if !strings.HasPrefix(hint, s.Name+": ") || !strings.HasSuffix(hint, " (file: "+f+")") {
+		if !strings.HasPrefix(hint, s.Name+": "+s.Description) || !strings.HasSuffix(hint, " (file: "+f+")") {
 			t.Errorf("hint %q", hint)
 		}
 	}
+	want := []string{"agents/projects/aws-samples__sample-kiro-cli-multiagent-development/skills/agentcore-patterns/SKILL.md"}
+	if !reflect.DeepEqual(bare, want) {
+		t.Errorf("skills without front matter %q, want %q (data/skills/INDEX.md)", bare, want)
+	}
 }
 
+var inclusionRE = regexp.MustCompile(`(?m)^inclusion:\s*["']?([A-Za-z]+)`)
+
+// Every real steering file loads as kiro reads it: the inclusion its front
+// matter names ("always" without one), the body after the front matter byte
+// for byte (valid UTF-8, whatever its language or first heading), the name of
+// the file; and the real files exercise all three inclusion modes.
 func TestRealSteering(t *testing.T) {
 	files := realFiles(t, shared.Path(t, "data"), isSteeringFile)
-	if len(files) < 4 {
-		t.Fatalf("found %d steering files, want 4", len(files))
+	if len(files) < 26 {
+		t.Fatalf("found %d steering files, want the 26 real ones at least", len(files))
 	}
+	modes := map[string]int{}
 	for _, f := range files {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		text := strings.ReplaceAll(strings.TrimPrefix(string(raw), "\ufeff"), "\r\n", "\n")
 		s, err := LoadSteering(f)
 		if err != nil {
-			t.Fatalf("%s: %v", f, err)
+			t.Errorf("%s: %v", f, err)
+			continue
 		}
-		if !s.Always() || !s.Matches("anything.go") || !strings.HasPrefix(s.Body, "# ") || s.Name == "" {
-			t.Errorf("%s: %+v", f, s)
+		if strings.TrimSpace(s.Body) == "" || !utf8.ValidString(s.Body) || !strings.HasSuffix(text, s.Body) {
+			t.Errorf("%s: body %d bytes is not the end of the file", f, len(s.Body))
+			continue
 		}
+		want := InclusionAlways
+		if head := strings.TrimSuffix(text, s.Body); head != "" {
+			if !strings.HasPrefix(head, "---\n") || !strings.HasSuffix(head, "---\n") {
+				t.Errorf("%s: front matter %q is not all that precedes the body", f, head)
+			}
+			if m := inclusionRE.FindStringSubmatch(head); m != nil {
+				want = m[1]
+			}
+		}
+		modes[s.Inclusion]++
+		if s.Inclusion != want || s.Name != strings.TrimSuffix(filepath.Base(f), ".md") {
+			t.Errorf("%s: inclusion %q (want %q) name %q", f, s.Inclusion, want, s.Name)
+		}
+		switch s.Inclusion {
+		case InclusionAlways:
+			if !s.Always() || !s.Matches("anything.go") {
+				t.Errorf("%s: always-included file does not apply everywhere", f)
+			}
+		case InclusionFileMatch:
+			if s.Always() || len(s.FileMatchPatterns) == 0 {
+				t.Errorf("%s: fileMatch without patterns %+v", f, s.FileMatchPatterns)
+			}
+		default:
+			if s.Always() || s.Matches("anything.go") {
+				t.Errorf("%s: %s file applies automatically", f, s.Inclusion)
+			}
+		}
+		if filepath.Base(f) == "tasks-md-structure.md" && (!s.Matches(".kiro/specs/login/tasks.md") || s.Matches("tasks.go")) {
+			t.Errorf("%s: fileMatch %q", f, s.FileMatchPatterns)
+		}
+	}
+	if modes[InclusionAlways] == 0 || modes[InclusionFileMatch] == 0 || modes[InclusionManual] == 0 {
+		t.Errorf("inclusion modes %v: want every mode among the real files", modes)
 	}
 }

@@ -248,7 +248,11 @@ func (c *collector) addSkill(abs, field string) {
 		c.warn(abs, field, "skill skipped: %v", err)
 		return
 	}
-	if s.Description == "" {
+	switch {
+	case !s.FrontMatter:
+		c.warn(abs, field, "SKILL.md has no YAML front matter, so no name or description (the Agent Skills spec "+
+			"requires both between \"---\" lines); listed as %q, its folder name, with an empty description", s.Name)
+	case s.Description == "":
 		c.warn(abs, field, "skill %q has no description; its hint will be empty", s.Name)
 	}
 	s.Path = c.display(abs)

@@ -36,7 +36,8 @@ func TestResolve(t *testing.T) {
 		".kiro/settings/mcp.json":                `{"mcpServers":{"git":{"command":"global-git"},"home":{"command":"h"}}}`,
 		".aws/amazonq/mcp.json":                  `{"mcpServers":{"legacy":{"url":"https://x/mcp","type":"http"}}}`,
 		".kiro/prompts/unused.md":                "unused",
-		".kiro/skills/notaskill/SKILL.md":        "no front matter",
+		".kiro/skills/nofm/SKILL.md":             "# no front matter",
+		".kiro/skills/unclosed/SKILL.md":         "---\nname: unclosed\n",
 		".kiro/skills/nodesc/SKILL.md":           "---\nname: nodesc\n---\nbody",
 		".kiro/steering/broken-filematch.md":     "---\ninclusion: fileMatch\n---\nbody",
 		".kiro/agents/ignored-global-agent.json": `{}`,
@@ -113,11 +114,13 @@ func TestResolve(t *testing.T) {
 		"alpha: first skill (file: .kiro/skills/alpha/SKILL.md)",
 		"global: user-wide skill (file: " + filepath.ToSlash(filepath.Join(home, ".kiro/skills/global/SKILL.md")) + ")",
 		"nodesc:  (file: " + filepath.ToSlash(filepath.Join(home, ".kiro/skills/nodesc/SKILL.md")) + ")",
+		"nofm:  (file: " + filepath.ToSlash(filepath.Join(home, ".kiro/skills/nofm/SKILL.md")) + ")",
 	}
 	if !reflect.DeepEqual(hints, wantHints) {
 		t.Errorf("hints\n got %q\nwant %q", hints, wantHints)
 	}
-	wantWarning(t, r.Warnings, filepath.Join(home, ".kiro/skills/notaskill/SKILL.md"), "", "no YAML front matter")
+	wantWarning(t, r.Warnings, filepath.Join(home, ".kiro/skills/nofm/SKILL.md"), "", `no YAML front matter, so no name or description`)
+	wantWarning(t, r.Warnings, filepath.Join(home, ".kiro/skills/unclosed/SKILL.md"), "", "skill skipped: ")
 	wantWarning(t, r.Warnings, filepath.Join(home, ".kiro/skills/nodesc/SKILL.md"), "", "no description")
 	wantWarning(t, r.Warnings, filepath.Join(home, ".kiro/steering/broken-filematch.md"), "", "without fileMatchPattern")
 

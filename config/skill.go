@@ -26,10 +26,16 @@ type Skill struct {
 	Path string
 	// AbsPath is the file's absolute path.
 	AbsPath string
-	// Meta is the whole front matter (license, allowed-tools, …).
+	// Meta is the whole front matter (license, allowed-tools, …); empty
+	// without front matter.
 	Meta map[string]any
-	// Body is the Markdown after the front matter.
+	// Body is the Markdown after the front matter (the whole file without
+	// front matter).
 	Body string
+	// FrontMatter reports whether the file starts with YAML front matter.
+	// A SKILL.md without it has no name or description of its own (see
+	// LoadSkill); Resolve warns about it.
+	FrontMatter bool
 }
 
 // SkillHintHeader introduces the skill hints in kiro's context message
@@ -43,10 +49,23 @@ func SkillHint(s Skill) string {
 	return fmt.Sprintf("%s: %s (file: %s)", s.Name, s.Description, s.Path)
 }
 
-// LoadSkill reads a SKILL.md. The file must start with YAML front matter
-// ("---" lines); an unreadable file, a missing or malformed front matter is
-// an error naming the file. A missing name falls back to the directory name;
-// a missing description is left empty (Resolve warns).
+// LoadSkill reads a SKILL.md. An unreadable file, and front matter that is
+// malformed (a first line "---" never closed, invalid YAML), are errors naming
+// the file. A missing name falls back to the directory name; a missing
+// description is left empty (Resolve warns).
+//
+// A file without any front matter is not an error: it is returned with
+// FrontMatter false, its directory name as Name, no Description and the
+// whole file as Body. The Agent Skills specification (agentskills.io,
+// "SKILL.md format") requires front matter with name and description, but
+// kiro-cli does not reject such a file: its context builder keeps the skill
+// (crates/agent/src/agent/mod.rs, collect_resources:
+// format_skill_hint(...).unwrap_or(content), which puts the whole file where
+// the hint would go) and its skill prompts name it after its folder with no
+// description (crates/agent/src/agent/prompts/skills.rs, skill_file_to_prompt).
+// strata keeps the skill too, named after its folder, but its hint stays
+// metadata only (SkillHint); Resolve reports the missing front matter as a
+// Warning naming the file, so one such file never fails the agent.
 func LoadSkill(path string) (*Skill, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -56,17 +75,20 @@ func LoadSkill(path string) (*Skill, error) {
 	if err != nil {
 		return nil, fmt.Errorf("skill: %w", err)
 	}
+	s := &Skill{Path: path, AbsPath: abs, Meta: map[string]any{}}
 	fm, body, ok := splitFrontMatter(raw)
-	if !ok {
-		return nil, fmt.Errorf("skill %s: no YAML front matter (want a first line \"---\" and name, description)", abs)
+	s.Body = body
+	switch {
+	case ok:
+		if s.Meta, err = parseFrontMatter(fm); err != nil {
+			return nil, fmt.Errorf("skill %s: front matter: %w", abs, err)
+		}
+		s.FrontMatter = true
+		s.Name = strings.TrimSpace(stringOf(s.Meta["name"]))
+		s.Description = strings.TrimSpace(stringOf(s.Meta["description"]))
+	case strings.TrimRight(strings.SplitN(body, "\n", 2)[0], " \t") == "---":
+		return nil, fmt.Errorf("skill %s: front matter not closed (want a line \"---\" after the name and description)", abs)
 	}
-	meta, err := parseFrontMatter(fm)
-	if err != nil {
-		return nil, fmt.Errorf("skill %s: front matter: %w", abs, err)
-	}
-	s := &Skill{Path: path, AbsPath: abs, Meta: meta, Body: body}
-	s.Name = strings.TrimSpace(stringOf(meta["name"]))
-	s.Description = strings.TrimSpace(stringOf(meta["description"]))
 	if s.Name == "" {
 		s.Name = filepath.Base(filepath.Dir(abs))
 	}

@@ -30,16 +30,22 @@ func TestLoadSkill(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if s.Name != "ok" || s.Description != "two\nlines" || s.Meta["license"] != "MIT" || s.Body != "body\n" {
+	if s.Name != "ok" || s.Description != "two\nlines" || s.Meta["license"] != "MIT" || s.Body != "body\n" || !s.FrontMatter {
 		t.Errorf("skill %+v", s)
 	}
 	if s, err := LoadSkill(filepath.Join(dir, "noname/SKILL.md")); err != nil || s.Name != "noname" || s.Description != "d" {
 		t.Errorf("name fallback: %+v %v", s, err)
 	}
-	if s, err := LoadSkill(filepath.Join(dir, "empty/SKILL.md")); err != nil || s.Name != "empty" || s.Body != "body" {
+	if s, err := LoadSkill(filepath.Join(dir, "empty/SKILL.md")); err != nil || s.Name != "empty" || s.Body != "body" || !s.FrontMatter {
 		t.Errorf("empty front matter: %+v %v", s, err)
 	}
-	for _, bad := range []string{"nofm", "unclosed", "badyaml", "absent"} {
+	// No front matter at all: kept (as kiro-cli keeps it), named after its
+	// folder, no description, the whole file as body.
+	if s, err := LoadSkill(filepath.Join(dir, "nofm/SKILL.md")); err != nil || s.FrontMatter || s.Name != "nofm" ||
+		s.Description != "" || s.Body != "# just markdown" || len(s.Meta) != 0 {
+		t.Errorf("no front matter: %+v %v", s, err)
+	}
+	for _, bad := range []string{"unclosed", "badyaml", "absent"} {
 		p := filepath.Join(dir, bad, "SKILL.md")
 		if _, err := LoadSkill(p); err == nil || !strings.Contains(err.Error(), p) {
 			t.Errorf("%s: want an error naming the file, got %v", bad, err)

@@ -45,7 +45,7 @@ hook scripts, MCP commands) and, for an invalid file, the error naming the field
 Nothing is launched. Exits 1 when any agent file is invalid.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return agentsList(os.Stdout, dir, format)
+			return agentsList(os.Stdout, os.Stderr, dir, format)
 		},
 	}
 	list.Flags().StringVar(&dir, "dir", ".", "workspace root")
@@ -54,7 +54,9 @@ Nothing is launched. Exits 1 when any agent file is invalid.`,
 	return cmd
 }
 
-func agentsList(w io.Writer, dir, format string) error {
+// agentsList writes the agents of the workspace at dir to w; a hint for a
+// directory that is itself a .kiro folder goes to errw in JSON mode.
+func agentsList(w, errw io.Writer, dir, format string) error {
 	if format != "table" && format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
@@ -84,13 +86,30 @@ func agentsList(w io.Writer, dir, format string) error {
 		if err := enc.Encode(infos); err != nil {
 			return err
 		}
+		if hint := misplacedHint(infos, root); hint != "" {
+			fmt.Fprintln(errw, "strata: "+hint)
+		}
 	} else {
 		printAgents(w, infos, root)
+		if hint := misplacedHint(infos, root); hint != "" {
+			fmt.Fprintln(w, hint)
+		}
 	}
 	if bad > 0 {
 		return fmt.Errorf("%d of %d agent file(s) are invalid", bad, len(infos))
 	}
 	return nil
+}
+
+// misplacedHint is strata.MisplacedAgentsHint(root) when no workspace agent
+// was found, else "".
+func misplacedHint(infos []agentInfo, root string) string {
+	for _, a := range infos {
+		if a.Scope == "workspace" {
+			return ""
+		}
+	}
+	return strata.MisplacedAgentsHint(root)
 }
 
 // inspectAgent loads and resolves one agent file against the workspace.

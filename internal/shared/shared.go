@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"sort"
 	"testing"
 )
 
@@ -40,4 +41,48 @@ func Path(t testing.TB, rel string) string {
 		t.Skipf("shared test data not found at %s: put the shared folder beside the repository or set STRATA_SHARED", dir)
 	}
 	return filepath.Join(dir, rel)
+}
+
+// AgentProjects returns the stored kiro projects of data/agents/projects,
+// sorted: each folder holds either a .kiro folder (as in its repository) or,
+// for a project whose repository is itself a .kiro folder, agents/, skills/,
+// steering/… at its top level (see data/agents/INDEX.md). Missing data is
+// handled as Path does.
+func AgentProjects(t testing.TB) []string {
+	t.Helper()
+	dirs, err := filepath.Glob(filepath.Join(Path(t, "data/agents/projects"), "*"))
+	if err != nil || len(dirs) == 0 {
+		t.Fatalf("no projects in data/agents/projects (%v)", err)
+	}
+	sort.Strings(dirs)
+	return dirs
+}
+
+// KiroWorkspace returns a workspace root in which kiro finds the
+// configuration of the stored project at dir, arranged as its users install
+// it. kiro-cli reads only <workspace>/.kiro/agents and ~/.kiro/agents (kiro
+// docs, "Agent file locations"; kiro-cli agent loading,
+// resolve_workspace_agents_dir), so a project that keeps its .kiro folder is
+// its own workspace (dir is returned), and a project stored without its
+// .kiro prefix (agents/*.json at its top level; its README says to clone it
+// as <project>/.kiro) gets a new temporary workspace whose .kiro is a
+// symbolic link to dir, or a copy where links cannot be made. The stored
+// data is never written.
+func KiroWorkspace(t testing.TB, dir string) string {
+	t.Helper()
+	if st, err := os.Stat(filepath.Join(dir, ".kiro")); err == nil && st.IsDir() {
+		return dir
+	}
+	if agents, _ := filepath.Glob(filepath.Join(dir, "agents", "*.json")); len(agents) == 0 {
+		t.Fatalf("%s has neither .kiro/ nor agents/*.json", dir)
+	}
+	ws := t.TempDir()
+	link := filepath.Join(ws, ".kiro")
+	if err := os.Symlink(dir, link); err == nil {
+		return ws
+	}
+	if err := os.CopyFS(link, os.DirFS(dir)); err != nil {
+		t.Fatalf("copy %s to %s: %v", dir, link, err)
+	}
+	return ws
 }
