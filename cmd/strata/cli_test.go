@@ -71,6 +71,7 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		{[]string{"bench", "cache", "extra"}, 2, []string{"usage: strata bench cache"}},
 		{[]string{"run"}, 2, []string{"no prompt", "usage: strata run [flags] PROMPT... | -"}},
 		{[]string{"bogus"}, 2, []string{`unknown command "bogus" for "strata"`, "run", "sessions"}},
+		{[]string{"rnu", "hi"}, 2, []string{`unknown command "rnu" for "strata"`, `did you mean "run"?`}},
 		{[]string{"sessions", "bogus"}, 2, []string{`unknown command "bogus" for "strata sessions"`, "list, resume, show"}},
 		{[]string{"sessions"}, 0, nil},
 		{[]string{"bench"}, 0, nil},

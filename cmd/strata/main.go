@@ -84,8 +84,13 @@ func usageErrors(c *cobra.Command) {
 			if len(args) == 0 {
 				return pflag.ErrHelp // cobra prints the help; exit 0
 			}
-			return usageError{fmt.Errorf("unknown command %q for %q (valid: %s; see '%s --help')",
-				args[0], c.CommandPath(), strings.Join(subcommandNames(c), ", "), c.CommandPath())}
+			hint := ""
+			c.SuggestionsMinimumDistance = 2
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("did you mean %q? ", s[0])
+			}
+			return usageError{fmt.Errorf("unknown command %q for %q (%svalid: %s; see '%s --help')",
+				args[0], c.CommandPath(), hint, strings.Join(subcommandNames(c), ", "), c.CommandPath())}
 		}
 	}
 	if check := c.Args; check != nil {
