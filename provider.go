@@ -31,6 +31,21 @@ func (p providerChoice) close() {
 	}
 }
 
+// providerAliases maps other provider names Options.ProviderName accepts to
+// the provider they select: "openai" (the name `strata bench` and `strata
+// replay` give the OpenAI price and cache-simulator family) is the OpenAI
+// Chat Completions API.
+var providerAliases = map[string]string{"openai": "openai-chat"}
+
+// canonicalProvider returns the provider name providerAliases maps name to,
+// else name itself.
+func canonicalProvider(name string) string {
+	if c, ok := providerAliases[name]; ok {
+		return c
+	}
+	return name
+}
+
 // ProviderFromEnv reports the provider Open would choose from the
 // environment when Options.ProviderName is empty: the first of
 // ANTHROPIC_API_KEY, OPENAI_API_KEY that is set. ok is false when neither is
@@ -57,9 +72,9 @@ func chooseProvider(o Options, agentModel string) (providerChoice, error) {
 	var spec providers.Spec
 	switch {
 	case o.ProviderName != "":
-		s, err := providers.Lookup(o.ProviderName)
+		s, err := providers.Lookup(canonicalProvider(o.ProviderName))
 		if err != nil {
-			return providerChoice{}, &ConfigError{Err: fmt.Errorf("provider: %w", err)}
+			return providerChoice{}, &ConfigError{Err: fmt.Errorf("provider: %w; openai is accepted for openai-chat", err)}
 		}
 		spec = s
 	case len(o.Replay) > 0:

@@ -24,7 +24,9 @@ type RenderOptions struct {
 	// else the current time).
 	Now time.Time
 	// Counter counts the Breakdown's tokens (nil = the fast estimate);
-	// token.ForModel gives exact BPE counts. It never changes the request.
+	// token.ForModel gives BPE counts (exact for OpenAI models; its Name
+	// says where they are an approximation or estimate). It never changes
+	// the request.
 	Counter token.Counter
 }
 

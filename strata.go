@@ -81,8 +81,9 @@ type Options struct {
 	// Replay are ignored; Model is then required unless the agent file
 	// names one).
 	Provider llm.Provider
-	// ProviderName selects a provider by name (ProviderNames lists them);
-	// "" = the first of ANTHROPIC_API_KEY, OPENAI_API_KEY that is set.
+	// ProviderName selects a provider by name (ProviderNames lists them;
+	// "openai" is accepted for "openai-chat"); "" = the first of
+	// ANTHROPIC_API_KEY, OPENAI_API_KEY that is set.
 	ProviderName string
 	// APIKey and BaseURL override the provider's key and base URL variables.
 	APIKey, BaseURL string
@@ -376,5 +377,6 @@ func (w *Workspace) Close() error {
 	return nil
 }
 
-// ProviderNames lists the providers Options.ProviderName accepts, sorted.
+// ProviderNames lists the providers Options.ProviderName accepts, sorted
+// (without the providerAliases).
 func ProviderNames() []string { return providers.Names() }

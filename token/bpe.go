@@ -37,6 +37,9 @@ type BPE struct {
 var (
 	o200k  = &BPE{enc: tokenizer.O200kBase, note: "exact BPE"}
 	cl100k = &BPE{enc: tokenizer.Cl100kBase, note: "approximation for Anthropic models: Anthropic does not publish its tokenizer"}
+	// o200kOther counts with o200k_base for models whose own tokenizer is
+	// not bundled (Gemini, DeepSeek, Nova, Llama, Mistral, Grok, …).
+	o200kOther = &BPE{enc: tokenizer.O200kBase, note: "estimate: not this model's own tokenizer"}
 )
 
 // O200k returns the o200k_base counter (OpenAI gpt-4o, gpt-4.1, gpt-5, o-series).
@@ -68,13 +71,40 @@ func (b *BPE) Count(s string) int {
 // Name returns e.g. "o200k_base (exact BPE)".
 func (b *BPE) Name() string { return string(b.enc) + " (" + b.note + ")" }
 
-// ForModel returns the exact counter for a model id: o200k_base for OpenAI
-// models (gpt-4o, gpt-4.1, gpt-5, o1/o3/o4 and anything unknown) and
-// cl100k_base for Claude models (an approximation, see Cl100k).
+// ForModel returns the best bundled counter for a model id, whose Name says
+// how close it is:
+//   - OpenAI models (gpt-*, chatgpt-*, o1/o3/o4*, with or without a vendor
+//     prefix such as "openai/" or "openai."): o200k_base, "exact BPE" (the
+//     encoding OpenAI's tiktoken maps them to);
+//   - Claude models (any id containing "claude", or starting "anthropic"):
+//     cl100k_base, an approximation (see Cl100k);
+//   - every other model (Gemini, DeepSeek, Amazon Nova, Llama, Grok, unknown
+//     ids): o200k_base named "estimate: not this model's own tokenizer" —
+//     their tokenizers are not bundled, so the count is an estimate.
 func ForModel(model string) Counter {
 	m := strings.ToLower(model)
-	if strings.Contains(m, "claude") || strings.HasPrefix(m, "anthropic") {
+	switch {
+	case strings.Contains(m, "claude") || strings.HasPrefix(m, "anthropic"):
 		return cl100k
+	case isOpenAIModel(m):
+		return o200k
 	}
-	return o200k
+	return o200kOther
+}
+
+// isOpenAIModel reports whether the lower-case model id m names an OpenAI
+// model that tiktoken maps to o200k_base.
+func isOpenAIModel(m string) bool {
+	for _, p := range []string{"openai/", "openai.", "azure/"} {
+		m = strings.TrimPrefix(m, p)
+	}
+	if strings.HasPrefix(m, "gpt-") || strings.HasPrefix(m, "chatgpt-") || strings.HasPrefix(m, "ft:gpt-") {
+		return true
+	}
+	for _, p := range []string{"o1", "o3", "o4"} {
+		if m == p || strings.HasPrefix(m, p+"-") {
+			return true
+		}
+	}
+	return false
 }

@@ -2,15 +2,18 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"text/tabwriter"
 	"time"
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/benchcache"
 	_ "github.com/strata-agent/strata/prompt/cachefit" // register the cachefit layout
 )
@@ -42,8 +45,8 @@ recording's provider reported.`,
 	}
 	fl := cache.Flags()
 	fl.StringVar(&dir, "trajectories", "", "directory of *.traj.json files (required)")
-	fl.StringVar(&provider, "provider", "anthropic", "cache simulator: anthropic, bedrock, openai, gemini, deepseek")
-	fl.StringVar(&model, "model", "", "price-table model (default per provider, e.g. claude-sonnet-4-5)")
+	fl.StringVar(&provider, "provider", "anthropic", "cache simulator: "+simProviderNames)
+	fl.StringVar(&model, "model", "", "price-table model, any id of cachesim/prices.json (default per provider, e.g. claude-sonnet-4-5)")
 	fl.StringVar(&scenario, "scenario", "managed", "append or managed")
 	fl.StringSliceVar(&layouts, "layouts", []string{"flat", "kiro", "panels", "tiered", "cachefit"}, "layouts to price")
 	fl.StringVar(&format, "format", "table", "table or json")
@@ -117,6 +120,18 @@ func loadBenchSessions(dir, scenario, format string) ([]*benchcache.Session, ben
 }
 
 func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format, report string, layouts []string) error {
+	provider, err := simProvider(provider)
+	if err != nil {
+		return err
+	}
+	if err := checkPricedModel(model); err != nil {
+		return err
+	}
+	if report != "" {
+		if err := checkWritable(report); err != nil {
+			return usageError{fmt.Errorf("--report %s: %w", report, err)}
+		}
+	}
 	sessions, sc, err := loadBenchSessions(dir, scenario, format)
 	if err != nil {
 		return err
@@ -167,6 +182,59 @@ func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format
 	}
 	_, err = fmt.Fprintf(stdout, "%d trajectories · scenario %s · %s cache rules · priced as %s\n", rep.Trajectories, rep.Scenario, rep.Provider, rep.Model)
 	return err
+}
+
+// simProviderNames are the --provider values of bench and replay.
+const simProviderNames = "anthropic, bedrock, openai (also openai-chat, openai-responses), gemini, deepseek"
+
+// simProvider maps the --provider of bench and replay to its cache-simulator
+// and price family (benchcache.DefaultModels): the family names, and the
+// names run and render use for the same provider (openai-chat and
+// openai-responses are the openai family). Other names are a usage error
+// listing the valid ones.
+func simProvider(name string) (string, error) {
+	if name == "openai-chat" || name == "openai-responses" {
+		name = "openai"
+	}
+	if _, ok := benchcache.DefaultModels[name]; !ok {
+		return "", usagef("unknown --provider %q (valid: %s)", name, simProviderNames)
+	}
+	return name, nil
+}
+
+// checkPricedModel returns a usage error listing the price table's model
+// ids when model ("" = the provider's default) has no price.
+func checkPricedModel(model string) error {
+	if model == "" {
+		return nil
+	}
+	if _, ok := cachesim.Lookup(model); ok {
+		return nil
+	}
+	var ids []string
+	if t, err := cachesim.Default(); err == nil {
+		for _, p := range t.Models {
+			ids = append(ids, p.ID)
+		}
+	}
+	return usagef("--model %q has no price in cachesim/prices.json (valid: %s; dated, dotted and Bedrock ids of these work too)",
+		model, strings.Join(ids, ", "))
+}
+
+// checkWritable reports whether a file can be created at path, without
+// creating or changing it: its directory must exist and take a new file,
+// and path must not be a directory.
+func checkWritable(path string) error {
+	if st, err := os.Stat(path); err == nil && st.IsDir() {
+		return errors.New("is a directory")
+	}
+	f, err := os.CreateTemp(filepath.Dir(path), ".strata-write-check-*")
+	if err != nil {
+		return err
+	}
+	name := f.Name()
+	f.Close()
+	return os.Remove(name)
 }
 
 // progressBar returns a progress callback drawing a bar on w when w is a

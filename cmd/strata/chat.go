@@ -43,7 +43,7 @@ commands:
 
 A failed prompt (provider error, limit) is reported and the chat goes on. With no
 API key the offline demo answers the first prompt only. All 'run' flags apply;
---session ID continues a stored session.`,
+--session ID continues a stored session, -c the last session run in this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return chatMain(cmd.Context(), f, plain, os.Stdin, os.Stderr)
@@ -51,7 +51,7 @@ API key the offline demo answers the first prompt only. All 'run' flags apply;
 	}
 	addRunFlags(cmd, &f)
 	cmd.Flags().BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
-	cmd.Flags().StringVar(&f.session, "session", "", "continue this stored session (id or unique prefix)")
+	addSessionFlags(cmd.Flags(), &f)
 	return cmd
 }
 

@@ -9,8 +9,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"strings"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	_ "github.com/strata-agent/strata/prompt/flat" // register layouts
 	_ "github.com/strata-agent/strata/prompt/kiro"
@@ -56,16 +58,63 @@ func newRoot() *cobra.Command {
 context, history), runs the agent loop around it, and shows exactly what it sends.
 
 Without an API key, 'strata run' plays a recorded demo session offline.`,
+		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
 	}
+	root.SetVersionTemplate("{{.Version}}\n")
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
-		return usageError{fmt.Errorf("%w (see 'strata %s --help')", err, c.Name())}
+		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
+	usageErrors(root)
 	return root
+}
+
+// usageErrors makes every argument error of c and the commands below it a
+// usage error (exit 2) that quotes the command's usage line. A command that
+// only groups subcommands (root, sessions, bench, …) prints its help when
+// called alone and reports an unknown subcommand as a usage error.
+func usageErrors(c *cobra.Command) {
+	if c.HasSubCommands() && c.Run == nil && c.RunE == nil {
+		c.Args = cobra.ArbitraryArgs // checked by RunE, so that Find does not fail first
+		c.RunE = func(c *cobra.Command, args []string) error {
+			if len(args) == 0 {
+				return pflag.ErrHelp // cobra prints the help; exit 0
+			}
+			hint := ""
+			c.SuggestionsMinimumDistance = 2
+			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
+				hint = fmt.Sprintf("did you mean %q? ", s[0])
+			}
+			return usageError{fmt.Errorf("unknown command %q for %q (%svalid: %s; see '%s --help')",
+				args[0], c.CommandPath(), hint, strings.Join(subcommandNames(c), ", "), c.CommandPath())}
+		}
+	}
+	if check := c.Args; check != nil {
+		c.Args = func(c *cobra.Command, args []string) error {
+			if err := check(c, args); err != nil {
+				return usageError{fmt.Errorf("%w\nusage: %s (see '%s --help')", err, c.UseLine(), c.CommandPath())}
+			}
+			return nil
+		}
+	}
+	for _, sub := range c.Commands() {
+		usageErrors(sub)
+	}
+}
+
+// subcommandNames lists the names of c's visible subcommands.
+func subcommandNames(c *cobra.Command) []string {
+	var names []string
+	for _, sub := range c.Commands() {
+		if sub.IsAvailableCommand() {
+			names = append(names, sub.Name())
+		}
+	}
+	return names
 }
 
 // commands builds the subcommands; each command's file adds its constructor

@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -37,11 +38,18 @@ type result struct {
 	code           int
 }
 
-// runCLI runs the binary in dir with a clean provider environment plus env.
+// runCLI runs the binary in dir with a clean provider environment plus env;
+// standard input is empty (/dev/null).
 func runCLI(t *testing.T, dir string, env []string, args ...string) result {
 	t.Helper()
+	return runCLIInput(t, dir, env, nil, args...)
+}
+
+// runCLIInput is runCLI with stdin as standard input (nil = /dev/null).
+func runCLIInput(t *testing.T, dir string, env []string, stdin io.Reader, args ...string) result {
+	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Dir = dir
+	cmd.Dir, cmd.Stdin = dir, stdin
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") {

@@ -26,8 +26,8 @@ func newMCPCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Launch the MCP servers of an agent (or an mcp.json) and show their state and tools",
-		Long: `Launch the MCP servers an agent config names (--agent FILE: its mcpServers plus, when
-it includes them, the workspace's .kiro/settings/mcp.json), or those of --mcp-config
+		Long: `Launch the MCP servers an agent config names (--agent NAME or FILE: its mcpServers plus,
+when it includes them, the workspace's .kiro/settings/mcp.json), or those of --mcp-config
 FILE (default: ./.kiro/settings/mcp.json), list each server's state and tools with the
 names the model sees, then stop them.`,
 		Args: cobra.NoArgs,
@@ -35,7 +35,7 @@ names the model sees, then stop them.`,
 			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format)
 		},
 	}
-	list.Flags().StringVar(&agentFile, "agent", "", "kiro / Amazon Q agent file")
+	list.Flags().StringVar(&agentFile, "agent", "", agentHelp)
 	list.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
 	list.Flags().StringVar(&format, "format", "table", "table or json")
 	cmd.AddCommand(list)

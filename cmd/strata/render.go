@@ -5,8 +5,8 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
-	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -30,24 +30,31 @@ type renderFlags struct {
 func newRenderCmd() *cobra.Command {
 	var f renderFlags
 	cmd := &cobra.Command{
-		Use:   "render [flags] PROMPT...",
+		Use:   "render [flags] PROMPT... | -",
 		Short: "Print the exact request body the provider SDK would send for a prompt (nothing is sent)",
 		Long: `Assemble the request for PROMPT with a layout and print the exact JSON body the
 provider's official SDK would send, captured at the HTTP layer by a transport that
-records and never sends. No API key is needed.
+records and never sends. No API key is needed. Standard output is the JSON body
+only; the request line (method and path: Bedrock and Gemini carry the model in
+it) and the model go to standard error. The prompt is read from standard input
+as for 'strata run' ('-', or no arguments and a pipe).
 
 --explain prints a table of the layout's layers with token counts and cache breakpoints
 instead (--format json for the same as JSON).`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return renderMain(cmd.Context(), os.Stdout, f, strings.Join(args, " "))
+			text, err := promptArg(cmd, args, os.Stdin)
+			if err != nil {
+				return err
+			}
+			return renderMain(cmd.Context(), os.Stdout, f, text)
 		},
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.provider, "provider", "anthropic", "provider wire format: "+strings.Join(strata.ProviderNames(), ", "))
+	fl.StringVar(&f.provider, "provider", "anthropic", providerHelp())
 	fl.StringVar(&f.model, "model", "", "model id (default: the provider's default)")
-	fl.StringVar(&f.layout, "layout", "flat", "request layout: "+strings.Join(prompt.Names(), ", "))
-	fl.StringVar(&f.agentFile, "agent", "", "kiro / Amazon Q agent file (JSON)")
+	fl.StringVar(&f.layout, "layout", strata.DefaultLayout, layoutHelp())
+	fl.StringVar(&f.agentFile, "agent", "", agentHelp)
 	fl.BoolVar(&f.explain, "explain", false, "print the layers, their token counts and cache breakpoints instead of the body")
 	fl.StringVar(&f.format, "format", "table", "with --explain: table or json")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap in tokens (0 = provider default)")
@@ -56,7 +63,8 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
 	f.knobs.add(fl)
-	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k for OpenAI, cl100k approximation for Claude) or estimate")
+	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k_base for OpenAI models; cl100k_base, an approximation, for Claude; "+
+		"o200k_base as an estimate for other models, whose tokenizers are not bundled) or estimate (≈4 bytes/token)")
 	return cmd
 }
 
@@ -104,8 +112,19 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	if f.explain {
 		return printBreakdown(w, r.Breakdown, f.format)
 	}
+	fmt.Fprintf(os.Stderr, "strata: render: %s %s · provider %s · model %s · not sent\n", r.Method, requestPath(r.URL), ws.ProviderName(), ws.Model())
 	_, err = fmt.Fprintf(w, "%s\n", r.Body)
 	return err
+}
+
+// requestPath returns the path and query of a captured request's URL (the
+// capture's host is a loopback placeholder, not the provider's endpoint).
+func requestPath(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil {
+		return raw
+	}
+	return u.RequestURI()
 }
 
 // openStore opens the session database at path ("" = session.DefaultPath()).

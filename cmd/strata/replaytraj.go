@@ -43,8 +43,8 @@ the simulated cache read/write tokens and the cost in USD.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&file, "trajectory", "", "a *.traj.json file (required)")
-	fl.StringVar(&layout, "layout", "cachefit", "request layout: flat, kiro, panels, tiered, cachefit")
-	fl.StringVar(&provider, "provider", "anthropic", "cache simulator and prices: anthropic, bedrock, openai, gemini, deepseek")
+	fl.StringVar(&layout, "layout", strata.DefaultLayout, layoutHelp())
+	fl.StringVar(&provider, "provider", "anthropic", "cache simulator and prices: "+simProviderNames)
 	fl.StringVar(&format, "format", "table", "table or json")
 	return cmd
 }
@@ -68,11 +68,11 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 	if format != "table" && format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
-	model, ok := benchcache.DefaultModels[provider]
-	if !ok {
-		return usagef("unknown --provider %q (valid: anthropic, bedrock, openai, gemini, deepseek)", provider)
+	provider, err := simProvider(provider)
+	if err != nil {
+		return err
 	}
-	price, _ := cachesim.Lookup(model)
+	price, _ := cachesim.Lookup(benchcache.DefaultModels[provider])
 	if _, err := prompt.Lookup(layoutName); err != nil {
 		return usageError{fmt.Errorf("--layout: %w", err)}
 	}

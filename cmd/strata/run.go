@@ -18,7 +18,6 @@ import (
 	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
-	"github.com/strata-agent/strata/prompt"
 )
 
 type runFlags struct {
@@ -29,6 +28,7 @@ type runFlags struct {
 	replayFiles                                []string
 	replayDelay                                time.Duration
 	compact                                    bool
+	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
 
 	// Set by chat's full-screen mode, not by flags: screen receives the
@@ -46,7 +46,7 @@ type screenHooks struct {
 func newRunCmd() *cobra.Command {
 	var f runFlags
 	cmd := &cobra.Command{
-		Use:   "run [flags] PROMPT...",
+		Use:   "run [flags] PROMPT... | -",
 		Short: "Run the agent loop on a prompt (offline demo when no API key is set)",
 		Long: `Run the agent loop: stream the model's answer, execute the tool calls it makes
 (fs_read, fs_write, execute_bash, grep, glob, todo_list, use_subagent and the
@@ -59,7 +59,11 @@ and the read-only built-ins run, the rest is asked; all: everything runs), then
 the guard hooks.
 
 Every run is recorded in the session database (see 'strata sessions'); the
-session id is printed on stderr. --session ID continues a session.
+session id is printed on stderr. --session ID continues a session; -c continues
+the last session run in this directory.
+
+The prompt is the arguments, or standard input when it is '-' or when there are
+no arguments and standard input is not a terminal (echo "fix the tests" | strata run).
 
 Provider selection: --provider (anthropic, openai-chat, openai-responses, gemini,
 bedrock, or an OpenAI-compatible name), else the first of ANTHROPIC_API_KEY,
@@ -69,25 +73,28 @@ AWS_ENDPOINT_URL_BEDROCK_RUNTIME (and DEEPSEEK_/XAI_/OLLAMA_/VLLM_BASE_URL).
 --replay FILE serves recorded responses (raw SSE, JSON-lines chunks, AWS
 event-stream) to the real SDK client instead of calling the provider.
 --compact detaches old turns into frozen conversation-history chunks.`,
-		Args: cobra.MinimumNArgs(1),
+		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return runMain(cmd.Context(), f, strings.Join(args, " "))
+			text, err := promptArg(cmd, args, os.Stdin)
+			if err != nil {
+				return err
+			}
+			return runMain(cmd.Context(), f, text)
 		},
 	}
 	addRunFlags(cmd, &f)
-	fl := cmd.Flags()
-	fl.StringVar(&f.session, "session", "", "continue this stored session (id or unique prefix)")
+	addSessionFlags(cmd.Flags(), &f)
 	return cmd
 }
 
 // addRunFlags adds the flags run shares with 'sessions resume' and 'sessions branch'.
 func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl := cmd.Flags()
-	fl.StringVar(&f.provider, "provider", "", "provider: "+strings.Join(strata.ProviderNames(), ", "))
+	fl.StringVar(&f.provider, "provider", "", providerHelp())
 	fl.StringVar(&f.model, "model", "", "model id (default: the provider's default)")
-	fl.StringVar(&f.layout, "layout", "flat", "request layout: "+strings.Join(prompt.Names(), ", "))
+	fl.StringVar(&f.layout, "layout", strata.DefaultLayout, layoutHelp())
 	fl.StringVar(&f.format, "format", "text", "output: text (streamed answer) or json (one event per line)")
-	fl.StringVar(&f.agentFile, "agent", "", "kiro / Amazon Q agent file (JSON)")
+	fl.StringVar(&f.agentFile, "agent", "", agentHelp)
 	fl.StringVar(&f.approve, "approve", "allowlist", "tool approval: ask, allowlist or all")
 	fl.IntVar(&f.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model calls per prompt (continuation limit)")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap per model call in tokens (0 = provider default)")
@@ -119,7 +126,11 @@ type target struct {
 // authority, session store and recorder), calls body, and prints the
 // outcome.
 func drive(ctx context.Context, f runFlags, body func(context.Context, *strata.Session) (*agent.Result, error)) error {
-	return driveTarget(ctx, f, target{session: f.session, branchFrom: -1}, body)
+	id, err := sessionToContinue(ctx, f)
+	if err != nil {
+		return err
+	}
+	return driveTarget(ctx, f, target{session: id, branchFrom: -1}, body)
 }
 
 func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.Context, *strata.Session) (*agent.Result, error)) error {

@@ -31,19 +31,25 @@ overrides): sessions, their loops, turns (trigger, stop reason, usage incl. cach
 read/write tokens) and messages, one transaction per completed step.`,
 	}
 	cmd.PersistentFlags().StringVar(&db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, …)")
+	var lf listFlags
 	list := &cobra.Command{
 		Use:   "list",
-		Short: "List sessions, newest first",
+		Short: "List sessions, newest first (--here: those run in this directory)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			opts, err := lf.options()
+			if err != nil {
+				return err
+			}
 			st, err := openStore(db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return listSessions(cmd.Context(), os.Stdout, st)
+			return listSessions(cmd.Context(), os.Stdout, st, opts, lf.format)
 		},
 	}
+	lf.add(list)
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a session's loops, turns (usage and cache figures) and messages",
@@ -108,10 +114,13 @@ func newBranchCmd(db *string) *cobra.Command {
 	return cmd
 }
 
-func listSessions(ctx context.Context, w io.Writer, st session.Store) error {
-	ss, err := st.ListSessions(ctx, session.ListOptions{})
+func listSessions(ctx context.Context, w io.Writer, st session.Store, opts session.ListOptions, format string) error {
+	ss, err := st.ListSessions(ctx, opts)
 	if err != nil {
 		return err
+	}
+	if format == "json" {
+		return printSessionsJSON(w, ss)
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTITLE")
