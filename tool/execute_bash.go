@@ -113,7 +113,7 @@ func (t *ExecuteBash) Run(ctx context.Context, env *Env, input json.RawMessage) 
 	if err := guard.watch(cmd.Process.Pid); err != nil {
 		_ = killGroup(cmd.Process)
 		_ = cmd.Wait()
-		return Result{}, fmt.Errorf("execute_bash: command killed before it ran: %w", err)
+		return Result{}, fmt.Errorf("execute_bash: command killed at its start, as nothing would kill it if strata died: %w", err)
 	}
 	waitErr := cmd.Wait()
 	_ = killGroup(cmd.Process) // background jobs the command left behind
