@@ -319,18 +319,33 @@ func (s *Session) Usage() llm.Usage { return s.agent.Usage() }
 func (s *Session) MCP() []*mcp.Manager { return s.mcp }
 
 // Pending returns the tool calls a crash cut off in a resumed session (nil
-// otherwise); ResumePending runs them.
+// otherwise); ResumePending resolves them.
 func (s *Session) Pending() []llm.Block { return s.pending }
 
-// ResumePending runs the tool calls Pending lists, records their results
-// and lets the model continue; with nothing pending it returns (nil, nil).
+// ResumePending is ResumePendingWith with the zero agent.ResumeOptions:
+// at-most-once, the call a crash interrupted is reported to the model as
+// interrupted and not run again.
 func (s *Session) ResumePending(ctx context.Context) (*agent.Result, error) {
+	return s.ResumePendingWith(ctx, agent.ResumeOptions{})
+}
+
+// ResumePendingWith resolves the tool calls Pending lists as agent.Resume
+// does with o — the one a crash interrupted, and the side-effecting ones
+// after it, get is_error results unless o.RerunInterrupted; read-only calls
+// run again — records their results and lets the model continue. A nil
+// o.ReadOnly counts the read-only built-ins (fs_read, grep, glob) as
+// read-only. With nothing pending it returns (nil, nil); a second call
+// finds nothing pending.
+func (s *Session) ResumePendingWith(ctx context.Context, o agent.ResumeOptions) (*agent.Result, error) {
 	if len(s.pending) == 0 {
 		return nil, nil
 	}
 	p := s.pending
 	s.pending = nil
-	return s.agent.Resume(ctx, s.pendingTurn, p)
+	if o.ReadOnly == nil {
+		o.ReadOnly = func(c llm.Block) bool { return readOnlyBuiltins[c.Name] }
+	}
+	return s.agent.Resume(ctx, s.pendingTurn, p, o)
 }
 
 // Prompt runs one user turn: text (and attachments, e.g. image blocks) as

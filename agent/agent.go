@@ -12,6 +12,39 @@
 //
 // Every step is reported on an event.Bus in the strict order of docs/turn.md.
 // Events are observations only: nothing an observer does changes the loop.
+//
+// # Tool calls: one result per tool_use id
+//
+// A response's tool calls are authorized in call order, then run one at a
+// time in call order; each gets exactly one tool_result. When a response
+// repeats a tool_use id, the first call with the id runs and every later
+// one gets a unique id ("<id>_dup2", …) in the kept assistant message and an
+// is_error tool_result saying it was not run, so the next request is valid
+// on every provider (Anthropic and OpenAI both require unique ids, each
+// answered once).
+//
+// # Delivery guarantee
+//
+// While the process lives, every tool call runs at most once: nothing
+// retries a tool (a provider's retried request happens before any call
+// runs), and a cancelled call is not run again. After a crash (kill -9,
+// power loss) a session recorded step by step (session.Recorder) resumes
+// with Resume, which never runs again a call whose result was stored, and
+// by tool kind:
+//
+//   - side-effecting tools (execute_bash, fs_write, todo_list, MCP tools,
+//     use_subagent, any tool ResumeOptions.ReadOnly does not name): at most
+//     once. The call that may have been running at the crash is reported to
+//     the model as interrupted (an is_error tool_result: it may have partly
+//     run, its output is lost) and not run again; the side-effecting calls
+//     after it in the same response, which never started, are not run
+//     either. The process group of an interrupted execute_bash call is
+//     killed when strata dies (package tool), so it does not run on
+//     unobserved either.
+//   - read-only tools (ResumeOptions.ReadOnly; the runtime names fs_read,
+//     grep and glob): at least once — an interrupted one is simply run again.
+//   - with ResumeOptions.RerunInterrupted (strata sessions resume
+//     --rerun-interrupted): every pending call runs again, at least once.
 package agent
 
 import (

@@ -50,7 +50,7 @@ func TestPromptWhileRunningIsBusy(t *testing.T) {
 	for name, call := range map[string]func() error{
 		"Prompt":     func() error { _, err := a.Prompt(ctx, "second"); return err },
 		"PromptWith": func() error { _, err := a.PromptWith(ctx, "", []llm.Block{llm.TextBlock("x")}); return err },
-		"Resume":     func() error { _, err := a.Resume(ctx, 0, nil); return err },
+		"Resume":     func() error { _, err := a.Resume(ctx, 0, nil, ResumeOptions{}); return err },
 	} {
 		if err := call(); !errors.Is(err, ErrBusy) {
 			t.Errorf("%s while a prompt runs: err = %v; want ErrBusy", name, err)

@@ -17,17 +17,23 @@ const (
 )
 
 // runTools authorizes calls in call order (asking the Approver one call at a
-// time), then executes the approved ones in order; it returns one tool_result
-// per call. Every call ends with a ToolExecutionEnd event carrying its
-// result, also calls that did not run (denied, cut at max_tokens, cancelled),
-// so observers and the session recorder see every call resolved.
-func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, calls []llm.Block, stop llm.StopReason) []llm.Block {
+// time), then executes the approved ones one at a time, in call order (the
+// resume rules rely on it: see Resume); it returns one tool_result per
+// call. A call whose id is in settled is not authorized or run: its result
+// is settled[id] as an is_error tool_result (a repeated tool_use id, a call
+// a crash interrupted). Every call ends with a ToolExecutionEnd event
+// carrying its result, also calls that did not run (denied, settled, cut at
+// max_tokens, cancelled), so observers and the session recorder see every
+// call resolved.
+func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, calls []llm.Block, stop llm.StopReason, settled map[string]string) []llm.Block {
 	out := make([]llm.Block, len(calls))
 	approved := make([]bool, len(calls))
 	for i, call := range calls {
 		switch {
 		case stop == llm.StopMaxTokens:
 			out[i] = llm.ToolResultBlock(call.ID, notRunMaxTokens, true)
+		case settled[call.ID] != "":
+			out[i] = llm.ToolResultBlock(call.ID, settled[call.ID], true)
 		case ctx.Err() != nil:
 			out[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true)
 		default:
@@ -157,34 +163,4 @@ func (a *Agent) runNonGuards(ctx context.Context, p *Payload) {
 				Text: fmt.Sprintf("hook %s (%s %s %s) failed: %v", h.Name, h.Kind, p.Stage, p.Phase, err)})
 		}
 	}
-}
-
-// Resume finishes a loop a crash cut off: it runs pending — the tool calls of
-// turn turnIndex's assistant message that have no result yet (see
-// session.Store.Pending) — through the authority stack, ends that turn, and
-// continues the loop until the model stops. Calls that completed before the
-// crash are not run again. With no pending calls it only continues when the
-// history ends in tool results (the model has not answered them yet); it
-// returns (nil, nil) when there is nothing to do. It fails like Prompt,
-// ErrBusy included.
-func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block) (*Result, error) {
-	if !a.busy.CompareAndSwap(false, true) {
-		return nil, ErrBusy
-	}
-	defer a.busy.Store(false)
-	corr := NewID()
-	res := &Result{}
-	n := len(a.history)
-	needsCall := n > 0 && a.history[n-1].Role == llm.RoleUser
-	if len(pending) == 0 && !needsCall {
-		return nil, nil
-	}
-	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: "[resume]"})
-	if len(pending) > 0 {
-		id := event.TurnID{LoopID: a.loopID, Index: turnIndex}
-		results := a.runTools(ctx, corr, id, pending, llm.StopToolUse)
-		a.appendUser(results...)
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, StopReason: llm.StopToolUse})
-	}
-	return a.loop(ctx, corr, event.TriggerContinuation, nil, res)
 }

@@ -32,7 +32,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: &id, Message: &llm.Message{Role: input[i].Role}})
 		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: &id, Message: &input[i]})
 	}
-	resp, err := a.call(ctx, corr, &id)
+	resp, settled, err := a.call(ctx, corr, &id)
 	if err != nil {
 		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Err: err})
 		rec.Err, rec.EndedAt = err, time.Now()
@@ -43,7 +43,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	a.usage = a.usage.Add(resp.Usage)
 	res.Usage = res.Usage.Add(resp.Usage)
 	if calls := resp.Message.ToolUses(); len(calls) > 0 {
-		rec.ToolResults = a.runTools(ctx, corr, id, calls, resp.StopReason)
+		rec.ToolResults = a.runTools(ctx, corr, id, calls, resp.StopReason, settled)
 		a.appendUser(rec.ToolResults...)
 	}
 	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &resp.Usage, StopReason: resp.StopReason})
@@ -129,9 +129,10 @@ func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
 
 // call composes the request, sends it and streams the answer (stages
 // COMPOSE_REQUEST, SEND_REQUEST, STREAM_RESPONSE). On success the assistant
-// message has been announced with MessageStart … MessageEnd; on failure no
-// assistant message exists.
-func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.Response, error) {
+// message has been announced with MessageStart … MessageEnd, with repeated
+// tool_use ids made unique (dedupeToolUses; settled holds the results of
+// the repeats, which must not run); on failure no assistant message exists.
+func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *llm.Response, settled map[string]string, err error) {
 	a.compact(corr, id)
 	pc := a.context(a.cfg.Now())
 	hook := func(st Stage, ph Phase, p Payload) error {
@@ -139,18 +140,18 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.R
 		return a.runHooks(ctx, &p)
 	}
 	if err := hook(StageComposeRequest, PhasePre, Payload{Context: &pc}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req, bd, err := a.cfg.Layout.Assemble(&pc)
 	if err != nil {
-		return nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
+		return nil, nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
 	}
 	a.cfg.Params.Apply(req)
 	if err := hook(StageComposeRequest, PhasePost, Payload{Request: req, Breakdown: bd}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if err := hook(StageSendRequest, PhasePre, Payload{Request: req}); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
 	started := false
@@ -165,25 +166,26 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (*llm.R
 			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
 		}
 	}
-	resp, err := a.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
+	resp, err = a.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
 		begin()
 		a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: &d})
 	})
 	if err != nil {
 		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Err: err})
-		return nil, err
+		return nil, nil, err
 	}
 	begin()
 	if hookErr == nil {
 		hookErr = hook(StageStreamResponse, PhasePost, Payload{Request: req, Response: resp})
 	}
 	if hookErr != nil {
-		return nil, hookErr
+		return nil, nil, hookErr
 	}
+	settled = dedupeToolUses(&resp.Message) // after the transforms: the message as it is kept
 	a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: id, Message: &resp.Message, StopReason: resp.StopReason})
 	a.emit(event.Event{Kind: event.ProviderResponse, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(),
 		Model: resp.Model, Usage: &resp.Usage, StopReason: resp.StopReason})
-	return resp, nil
+	return resp, settled, nil
 }
 
 // toolSpecs are the registered tools the agent may use (authority step 1 also

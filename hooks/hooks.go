@@ -9,12 +9,24 @@
 //     of a successful hook is added to the context of that prompt's turns.
 //   - preToolUse: before a matching tool call; exit code 2 blocks the call
 //     and its stderr goes to the model; other non-zero codes warn and allow.
+//     A guard that does not answer blocks the call (fail closed, strata's
+//     choice: kiro's docs do not say): a hook killed at its timeout, or one
+//     that cannot be started, denies the call with a reason naming the hook
+//     and the timeout (or the start error), which the model reads as the
+//     call's tool_result.
 //   - postToolUse: after a matching tool call, with tool_response.
 //   - stop: when the assistant finishes responding.
 //
 // Successful output is cached for cache_ttl_seconds (same event and input);
 // output is capped at max_output_size bytes (default 10 KiB). Other non-zero
-// exit codes are warnings (Options.Warn), never failures of the loop.
+// exit codes, and timeouts of the hooks that are not guards, are warnings
+// (Options.Warn), never failures of the loop.
+//
+// Each hook runs as `bash -c COMMAND` in a process group of its own; at its
+// timeout (or when the loop's context is cancelled) the whole group is
+// killed with SIGKILL, so the background jobs a hook started die with it. A
+// process that leaves the group (setsid) is beyond reach; a hook that ends
+// normally keeps its background jobs (a hook may start a daemon on purpose).
 package hooks
 
 import (
@@ -23,9 +35,11 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"os/exec"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/strata-agent/strata/agent"
@@ -71,6 +85,15 @@ func New(a *config.Agent, o Options) *Runner {
 	return &Runner{a: a, o: o, cache: map[string]cached{}, turn: map[string][]string{}, now: time.Now}
 }
 
+// killGroup sends SIGKILL to the process group led by p; a group that is
+// already gone (ESRCH) is not an error.
+func killGroup(p *os.Process) error {
+	if err := syscall.Kill(-p.Pid, syscall.SIGKILL); err != nil && !errors.Is(err, syscall.ESRCH) {
+		return err
+	}
+	return nil
+}
+
 // result is one hook run.
 type result struct {
 	code           int
@@ -94,6 +117,8 @@ func (r *Runner) run(ctx context.Context, h config.Hook, ev map[string]any, cach
 	ctx, cancel := context.WithTimeout(ctx, h.Timeout())
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", h.Command)
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
+	cmd.Cancel = func() error { return killGroup(cmd.Process) }
 	cmd.Dir = r.o.Cwd
 	cmd.Stdin = bytes.NewReader(in)
 	limit := DefaultMaxOutput
@@ -108,8 +133,10 @@ func (r *Runner) run(ctx context.Context, h config.Hook, ev map[string]any, cach
 	res := result{stdout: so.String(), stderr: se.String()}
 	var ee *exec.ExitError
 	switch {
-	case ctx.Err() == context.DeadlineExceeded:
+	case errors.Is(ctx.Err(), context.DeadlineExceeded):
 		res.err = fmt.Errorf("timed out after %s", h.Timeout())
+	case ctx.Err() != nil:
+		res.err = fmt.Errorf("cancelled: %w", ctx.Err())
 	case errors.As(err, &ee):
 		res.code = ee.ExitCode()
 	case err != nil:
@@ -214,7 +241,9 @@ func (r *Runner) toolEvent(event string, call llm.Block) map[string]any {
 }
 
 // preToolUse runs the matching preToolUse hooks in order: the first exit
-// code 2 denies the call with the hook's stderr as the reason.
+// code 2 denies the call with the hook's stderr as the reason, and so does
+// the first hook that did not answer (timed out, cancelled, or could not
+// start), with a reason naming it.
 func (r *Runner) preToolUse(ctx context.Context, call llm.Block) agent.Verdict {
 	name := r.o.ToolName(call.Name)
 	for _, h := range r.a.Hooks["preToolUse"] {
@@ -229,7 +258,10 @@ func (r *Runner) preToolUse(ctx context.Context, call llm.Block) agent.Verdict {
 				reason = "blocked by a preToolUse hook"
 			}
 			return agent.Verdict{Deny: true, Reason: reason}
-		case res.err != nil || res.code != 0:
+		case res.err != nil:
+			return agent.Verdict{Deny: true, Reason: fmt.Sprintf(
+				"the preToolUse hook %q did not answer: %v (a guard that does not answer blocks the call)", h.Command, res.err)}
+		case res.code != 0:
 			r.warn("preToolUse", h, res)
 		}
 	}

@@ -4,11 +4,15 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
@@ -54,6 +58,31 @@ func project(t *testing.T, hooks string) (*config.Agent, string) {
 	return a, dir
 }
 
+// hookedLoop returns an agent with r's hooks and the built-in tools in dir,
+// talking to a replay server (closed at the end of the test) that answers
+// with calls, then with "done".
+func hookedLoop(t *testing.T, dir string, r *Runner, bus *event.Bus, calls ...llm.Block) (*agent.Agent, *replay.Server) {
+	t.Helper()
+	u := llm.Usage{Input: 10, Output: 5}
+	m1, err1 := replay.AnthropicStream("m1", u, llm.StopToolUse, calls...)
+	m2, err2 := replay.AnthropicStream("m2", u, llm.StopEndTurn, llm.TextBlock("done"))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m1, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	ag, err := agent.New(agent.Config{Provider: anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL()}),
+		Layout: kiro.Layout{}, Tools: tool.NewRegistry(tool.Builtins()...), Env: &tool.Env{Workdir: dir}, Model: "m",
+		Bus: bus, Hooks: r.Hooks()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return ag, srv
+}
+
 func TestAgentSpawnAndWarnings(t *testing.T) {
 	a, dir := project(t, `{"agentSpawn":[{"command":"./spawn.sh"},{"command":"./broken.sh"},{"command":"./slow.sh","timeout_ms":200},{"command":"./big.sh","max_output_size":100}]}`)
 	var warns []string
@@ -77,31 +106,15 @@ func TestHooksInTheLoop(t *testing.T) {
 	  "preToolUse":[{"matcher":"fs_read","command":"./guard.sh"},{"matcher":"fs_write","command":"exit 2"},{"command":"./count.sh","cache_ttl_seconds":60}],
 	  "postToolUse":[{"matcher":"read","command":"./post.sh"}],
 	  "stop":[{"command":"./stop.sh"}]}`)
-	u := llm.Usage{Input: 10, Output: 5}
 	read := func(id, path string) llm.Block {
 		in, _ := json.Marshal(map[string]any{"operations": []map[string]any{{"mode": "Line", "path": path}}})
 		return llm.ToolUseBlock(id, "fs_read", in)
 	}
-	m1, err1 := replay.AnthropicStream("m1", u, llm.StopToolUse, read("t1", "secret.txt"), read("t2", "notes.txt"), read("t3", "notes.txt"))
-	m2, err2 := replay.AnthropicStream("m2", u, llm.StopEndTurn, llm.TextBlock("done"))
-	if err := errors.Join(err1, err2); err != nil {
-		t.Fatal(err)
-	}
-	srv, err := replay.NewServer(m1, m2)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
 	var mu sync.Mutex
 	var warns []string
 	r := New(a, Options{Cwd: dir, Warn: func(s string) { mu.Lock(); warns = append(warns, s); mu.Unlock() }})
 	bus := event.NewBus()
-	ag, err := agent.New(agent.Config{Provider: anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL()}),
-		Layout: kiro.Layout{}, Tools: tool.NewRegistry(tool.Builtins()...), Env: &tool.Env{Workdir: dir}, Model: "m",
-		Bus: bus, Hooks: r.Hooks()})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ag, srv := hookedLoop(t, dir, r, bus, read("t1", "secret.txt"), read("t2", "notes.txt"), read("t3", "notes.txt"))
 	if _, err := ag.Prompt(context.Background(), "read my notes"); err != nil {
 		t.Fatal(err)
 	}
@@ -134,4 +147,66 @@ func TestHooksInTheLoop(t *testing.T) {
 	if len(warns) != 0 {
 		t.Errorf("warnings: %q", warns)
 	}
+}
+
+// pidAlive reports whether pid names a running process (kill(pid, 0)
+// succeeds and /proc, when present, does not show a zombie).
+func pidAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitGone polls, with a bounded deadline, until pid is no longer running.
+func waitGone(t *testing.T, pid int) {
+	t.Helper()
+	deadline := time.Now().Add(5 * time.Second)
+	for pidAlive(pid) {
+		if time.Now().After(deadline) {
+			syscall.Kill(pid, syscall.SIGKILL)
+			t.Fatalf("process %d (a timed-out hook's child) is still running", pid)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// A preToolUse guard that does not answer within its timeout blocks the
+// call (fail closed) with a reason naming the hook and the timeout, and the
+// background children it started are killed with it (its process group).
+func TestPreToolUseTimeoutBlocksAndKillsChildren(t *testing.T) {
+	a, dir := project(t, `{"preToolUse":[{"matcher":"execute_bash","command":"sleep 30 & echo $! > hook.pid; sleep 30 & wait; exit 2","timeout_ms":500}]}`)
+	run := json.RawMessage(`{"command":"touch ran.txt","summary":"test"}`)
+	ag, _ := hookedLoop(t, dir, New(a, Options{Cwd: dir}), nil, llm.ToolUseBlock("t1", "execute_bash", run))
+	if _, err := ag.Prompt(context.Background(), "run it"); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "ran.txt")); err == nil {
+		t.Error("the tool ran although its preToolUse guard timed out")
+	}
+	h := ag.History()
+	res := h[len(h)-2].Content[0]
+	if !res.IsError || len(res.Content) == 0 {
+		t.Fatalf("result of the guarded call: %+v", res)
+	}
+	for _, want := range []string{"preToolUse", "sleep 30 & echo $! > hook.pid", "timed out after 500ms"} {
+		if !strings.Contains(res.Content[0].Text, want) {
+			t.Errorf("denial %q does not mention %q", res.Content[0].Text, want)
+		}
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "hook.pid"))
+	if err != nil {
+		t.Fatalf("the hook did not start its child: %v", err)
+	}
+	pid, err := strconv.Atoi(strings.TrimSpace(string(b)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitGone(t, pid)
 }

@@ -50,7 +50,8 @@ func (*ExecuteBash) Spec() llm.ToolSpec { return cachedSpec("execute_bash", exec
 
 // Run checks the command against Env.DeniedCommands and AllowedCommands
 // (see CommandAllowed), then runs it with `bash -c` in the workspace root,
-// in a process group of its own, with standard input empty. Each output line
+// in a process group of its own, with standard input empty; a guard process
+// (groupGuard) kills that group if strata dies first. Each output line
 // goes to Env.Progress as it arrives. With Env.Terminal set, the command runs
 // in the client's terminal instead (see inTerminal).
 //
@@ -100,9 +101,19 @@ func (t *ExecuteBash) Run(ctx context.Context, env *Env, input json.RawMessage) 
 	stderr := newCapture(limit-limit*2/3, env, &progMu)
 	cmd.Stdout, cmd.Stderr = stdout, stderr
 
+	guard, err := startGroupGuard()
+	if err != nil {
+		return Result{}, fmt.Errorf("execute_bash: cannot guard the command: %w", err)
+	}
+	defer guard.release()
 	start := time.Now()
 	if err := cmd.Start(); err != nil {
 		return Result{}, fmt.Errorf("execute_bash: cannot start bash: %w", err)
+	}
+	if err := guard.watch(cmd.Process.Pid); err != nil {
+		_ = killGroup(cmd.Process)
+		_ = cmd.Wait()
+		return Result{}, fmt.Errorf("execute_bash: command killed at its start, as nothing would kill it if strata died: %w", err)
 	}
 	waitErr := cmd.Wait()
 	_ = killGroup(cmd.Process) // background jobs the command left behind

@@ -147,7 +147,7 @@ func resumePending(ctx context.Context, s *strata.Session) error {
 	if len(s.Pending()) == 0 {
 		return nil
 	}
-	fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; running them first\n", s.ID(), len(s.Pending()))
+	fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off: read-only ones run again, an interrupted side-effecting one is reported to the model as interrupted (sessions resume --rerun-interrupted runs them all)\n", s.ID(), len(s.Pending()))
 	_, err := s.ResumePending(ctx)
 	return err
 }

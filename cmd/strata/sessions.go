@@ -69,15 +69,28 @@ read/write tokens) and messages, one transaction per completed step.`,
 
 func newResumeCmd(db *string) *cobra.Command {
 	var f runFlags
+	var rerun bool
 	cmd := &cobra.Command{
 		Use:   "resume ID [PROMPT...]",
-		Short: "Continue a session from its last completed step (runs tool calls a crash cut off), then PROMPT if given",
-		Args:  cobra.MinimumNArgs(1),
+		Short: "Continue a session from its last completed step (resolving the tool calls a crash cut off), then PROMPT if given",
+		Long: `Continue a session from its last completed step, then run PROMPT if given.
+
+Tool calls a crash cut off are resolved first. Calls run one at a time, so only
+the first call without a result may have been running: unless it is read-only
+(fs_read, grep, glob) it is not run again, and the model gets an error result
+saying it was interrupted and may have partly run (at-most-once); the
+side-effecting calls after it, which never started, are not run either.
+--rerun-interrupted runs them all again instead (their effects may happen twice).`,
+		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f.db, f.session = *db, args[0]
 			text := strings.Join(args[1:], " ")
 			return drive(cmd.Context(), f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
-				res, err := s.ResumePending(ctx)
+				if n := len(s.Pending()); n > 0 && !rerun {
+					fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off; a side-effecting call that may have been "+
+						"running is reported to the model as interrupted, not run again (--rerun-interrupted runs it again)\n", s.ID(), n)
+				}
+				res, err := s.ResumePendingWith(ctx, agent.ResumeOptions{RerunInterrupted: rerun})
 				if err != nil || text == "" {
 					if res == nil && err == nil {
 						fmt.Fprintf(os.Stderr, "strata: session %s has nothing to resume: its last step completed\n", s.ID())
@@ -89,6 +102,7 @@ func newResumeCmd(db *string) *cobra.Command {
 		},
 	}
 	addRunFlags(cmd, &f)
+	cmd.Flags().BoolVar(&rerun, "rerun-interrupted", false, "run the tool calls a crash cut off again, the one that may have been running included")
 	return cmd
 }
 

@@ -1,13 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"bytes"
 	"encoding/json"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -34,69 +36,104 @@ func writeStream(t *testing.T, dir, name string, u llm.Usage, stop llm.StopReaso
 
 var sessionLine = regexp.MustCompile(`strata: session ([0-9a-f]+) \(loop ([0-9a-f]+)\)`)
 
-// A run killed by SIGKILL while its second tool call runs keeps the first
-// call's result; `sessions resume` runs only the cut-off call, makes the
-// next model call, and `sessions show` prints both turns with usage and cache
-// figures. Then `sessions branch` starts a new loop from turn 0.
-func TestSIGKILLThenResume(t *testing.T) {
-	ws, streams, data := t.TempDir(), t.TempDir(), t.TempDir()
-	env := []string{"STRATA_DATA_DIR=" + data}
+// pidAlive reports whether pid names a running process (kill(pid, 0)
+// succeeds and /proc, when present, does not show a zombie).
+func pidAlive(pid int) bool {
+	if syscall.Kill(pid, 0) != nil {
+		return false
+	}
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return true
+	}
+	s := string(stat)
+	i := strings.LastIndexByte(s, ')')
+	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
+}
+
+// waitFor polls cond, with a bounded deadline, until it holds.
+func waitFor(t *testing.T, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(10 * time.Second)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("gave up waiting: %s", what)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}
+
+// killMidCall runs `strata run` in ws on a response with two execute_bash
+// calls — the first appends "one" to ran.txt, the second starts a
+// background job that appends "two" a second later and waits for it — and
+// SIGKILLs strata once the job is running. The job dies with strata (its
+// process group is killed), so ran.txt holds "one" only. It returns the
+// session and loop ids.
+func killMidCall(t *testing.T, ws, streams string, env []string) (id, loop string) {
+	t.Helper()
 	first := writeStream(t, streams, "calls.sse", llm.Usage{Input: 1200, CacheRead: 300, CacheWrite: 50, Output: 40}, llm.StopToolUse,
 		llm.TextBlock("Running two commands."),
 		llm.ToolUseBlock("toolu_k1", "execute_bash", json.RawMessage(`{"command":"echo one >> ran.txt"}`)),
-		llm.ToolUseBlock("toolu_k2", "execute_bash", json.RawMessage(`{"command":"sleep 2 && echo two >> ran.txt"}`)))
-	final := writeStream(t, streams, "final.sse", llm.Usage{Input: 80, CacheRead: 1500, Output: 12}, llm.StopEndTurn,
-		llm.TextBlock("Both commands ran."))
-
-	cmd := exec.Command(binary, "run", "--replay", first+","+final, "--approve", "all", "--format", "json", "run both")
+		llm.ToolUseBlock("toolu_k2", "execute_bash", json.RawMessage(`{"command":"(sleep 1; echo two >> ran.txt) & echo $! > job.pid; wait"}`)))
+	cmd := exec.Command(binary, "run", "--replay", first, "--approve", "all", "--format", "json", "run both")
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), env...)
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
 	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
+	cmd.Stdout, cmd.Stderr = io.Discard, &stderr
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	sc := bufio.NewScanner(stdout)
-	sc.Buffer(nil, 1<<20)
-	for sc.Scan() { // wait until the second tool call is running
-		var e struct {
-			Kind     string               `json:"kind"`
-			ToolCall *struct{ ID string } `json:"tool_call"`
-		}
-		json.Unmarshal(sc.Bytes(), &e)
-		if e.Kind == "tool_execution_start" && e.ToolCall != nil && e.ToolCall.ID == "toolu_k2" {
-			break
-		}
-	}
-	time.Sleep(200 * time.Millisecond)
+	job := 0
+	waitFor(t, "the second call's background job to start", func() bool {
+		b, _ := os.ReadFile(filepath.Join(ws, "job.pid"))
+		job, _ = strconv.Atoi(strings.TrimSpace(string(b)))
+		return job > 0
+	})
+	t.Cleanup(func() { syscall.Kill(job, syscall.SIGKILL) })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
+	waitFor(t, fmt.Sprintf("the background job (pid %d) of the call strata was running to die with strata", job), func() bool { return !pidAlive(job) })
 	m := sessionLine.FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no session line on stderr: %s", stderr.String())
 	}
-	id := m[1]
 	if b, _ := os.ReadFile(filepath.Join(ws, "ran.txt")); string(b) != "one\n" {
-		t.Fatalf("ran.txt before resume = %q", b)
+		t.Fatalf("ran.txt after the kill = %q", b)
 	}
+	return m[1], m[2]
+}
+
+// A run killed by SIGKILL while its second tool call runs keeps the first
+// call's result, and the second call's background job dies with it.
+// `sessions resume` does not run the interrupted call again: the model gets
+// an is_error result saying it was interrupted, then the next model call
+// runs; `sessions show` prints both turns with usage and cache figures.
+// `sessions branch` starts a new loop from turn 0. With --rerun-interrupted
+// the call runs again.
+func TestSIGKILLThenResume(t *testing.T) {
+	streams := t.TempDir()
+	final := writeStream(t, streams, "final.sse", llm.Usage{Input: 80, CacheRead: 1500, Output: 12}, llm.StopEndTurn,
+		llm.TextBlock("Noted."))
+	ws, data := t.TempDir(), t.TempDir()
+	env := []string{"STRATA_DATA_DIR=" + data}
+	id, loop := killMidCall(t, ws, streams, env)
 	r := runCLI(t, ws, env, "sessions", "show", id)
 	if r.code != 0 || !strings.Contains(r.stdout, "in_progress") || !strings.Contains(r.stdout, "toolu_k1") {
 		t.Fatalf("show after kill (exit %d):\n%s%s", r.code, r.stdout, r.stderr)
 	}
 
 	r = runCLI(t, ws, env, "sessions", "resume", id, "--replay", final, "--approve", "all")
-	if r.code != 0 || !strings.Contains(r.stdout, "Both commands ran.") {
+	if r.code != 0 || !strings.Contains(r.stdout, "Noted.") || !strings.Contains(r.stderr, "reported to the model as interrupted") {
 		t.Fatalf("resume exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
 	}
-	if b, _ := os.ReadFile(filepath.Join(ws, "ran.txt")); string(b) != "one\ntwo\n" {
-		t.Fatalf("ran.txt after resume = %q; want the first call not re-run", b)
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran.txt")); string(b) != "one\n" {
+		t.Fatalf("ran.txt after resume = %q; want neither call run again", b)
 	}
 	r = runCLI(t, ws, env, "sessions", "show", id)
-	turns := regexp.MustCompile(`(?m)^`+m[2]+`\s+(\d)\s+(\w+)\s+(\w+)\s+(\w+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindAllStringSubmatch(r.stdout, -1)
+	if !strings.Contains(r.stdout, "toolu_k2: tool call interrupted: strata stopped") {
+		t.Errorf("show after resume: no interrupted result for toolu_k2:\n%s", r.stdout)
+	}
+	turns := regexp.MustCompile(`(?m)^`+loop+`\s+(\d)\s+(\w+)\s+(\w+)\s+(\w+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindAllStringSubmatch(r.stdout, -1)
 	if len(turns) != 2 {
 		t.Fatalf("show after resume: want 2 turns:\n%s", r.stdout)
 	}
@@ -116,12 +153,23 @@ func TestSIGKILLThenResume(t *testing.T) {
 		t.Fatalf("branch exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, ws, env, "sessions", "show", id)
-	if !strings.Contains(r.stdout, "branched from "+m[2]+" turn 0") || !regexp.MustCompile(`\s1\s+branch\s+completed`).MatchString(r.stdout) {
+	if !strings.Contains(r.stdout, "branched from "+loop+" turn 0") || !regexp.MustCompile(`\s1\s+branch\s+completed`).MatchString(r.stdout) {
 		t.Errorf("show after branch:\n%s", r.stdout)
 	}
 	r = runCLI(t, ws, env, "sessions", "list")
 	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "run both") {
 		t.Errorf("list:\n%s", r.stdout)
+	}
+
+	// Asked to, resume runs the interrupted call again.
+	ws = t.TempDir()
+	id, _ = killMidCall(t, ws, streams, env)
+	r = runCLI(t, ws, env, "sessions", "resume", id, "--rerun-interrupted", "--replay", final, "--approve", "all")
+	if r.code != 0 || !strings.Contains(r.stdout, "Noted.") || strings.Contains(r.stderr, "interrupted") {
+		t.Fatalf("resume --rerun-interrupted exit %d\nstdout: %s\nstderr: %s", r.code, r.stdout, r.stderr)
+	}
+	if b, _ := os.ReadFile(filepath.Join(ws, "ran.txt")); string(b) != "one\ntwo\n" {
+		t.Fatalf("ran.txt after resume --rerun-interrupted = %q; want the second call run again", b)
 	}
 }
 

@@ -1,0 +1,129 @@
+package agent
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// ResumeOptions say what Resume does with the tool calls a crash cut off.
+// The zero value gives at-most-once delivery: no call that may have run runs
+// again.
+type ResumeOptions struct {
+	// RerunInterrupted runs every pending call again through the authority
+	// stack, the one that may have been running at the crash included
+	// (at-least-once: its side effects may happen twice). For a user who
+	// checked, or who knows the call is safe to repeat.
+	RerunInterrupted bool
+	// ReadOnly reports whether a call only reads (its tool changes nothing,
+	// so running it twice is harmless); such calls run again on resume even
+	// without RerunInterrupted. nil counts every call as side-effecting. It
+	// is called from Resume's goroutine.
+	ReadOnly func(call llm.Block) bool
+}
+
+// Texts of the tool_results Resume gives the calls it does not run again.
+const (
+	interruptedText = "tool call interrupted: strata stopped (it crashed or was killed) while this %s call was running or about to start, " +
+		"so it may have run partly or completely; its output and exit status were lost%s. It was not run again when the session was resumed. " +
+		"Check its effects before calling it again."
+	notStartedText = "tool call not executed: it had not started when strata stopped (crashed or was killed) during the earlier call %s (%s) " +
+		"of this response, which was not run again; as this call may depend on that one, it was not run either. Call it again if it is still needed."
+)
+
+// Resume finishes a loop a crash cut off: it resolves pending — the tool
+// calls of turn turnIndex's assistant message that have no result yet (see
+// session.Store.Pending), in call order — ends that turn, and continues the
+// loop until the model stops. Calls that completed before the crash are
+// never run again. With no pending calls it only continues when the history
+// ends in tool results (the model has not answered them yet); it returns
+// (nil, nil) when there is nothing to do. It fails like Prompt, ErrBusy
+// included.
+//
+// Which pending calls run (the delivery guarantee of the package doc): the
+// loop runs a response's calls one at a time in call order, so only the
+// first pending call can have started. Unless o.RerunInterrupted is set:
+//
+//   - the first pending call, when it is not read-only (o.ReadOnly), is not
+//     run again: its tool_result is an is_error result saying it was
+//     interrupted and may have partly run (at-most-once);
+//   - the later pending calls never started; after such an interrupted call
+//     the side-effecting ones are not run either (the model may have meant
+//     them to follow it) and get an is_error result saying so;
+//   - read-only calls run again, and when the first pending call was
+//     read-only every pending call runs, as if nothing had happened;
+//   - a call that repeated an earlier tool_use id of the response is never
+//     run (see Prompt).
+//
+// Every call that runs passes the authority stack again; every call ends
+// with a ToolExecutionEnd event, as in a turn.
+func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block, o ResumeOptions) (*Result, error) {
+	if !a.busy.CompareAndSwap(false, true) {
+		return nil, ErrBusy
+	}
+	defer a.busy.Store(false)
+	corr := NewID()
+	res := &Result{}
+	n := len(a.history)
+	needsCall := n > 0 && a.history[n-1].Role == llm.RoleUser
+	if len(pending) == 0 && !needsCall {
+		return nil, nil
+	}
+	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: "[resume]"})
+	if len(pending) > 0 {
+		id := event.TurnID{LoopID: a.loopID, Index: turnIndex}
+		results := a.runTools(ctx, corr, id, pending, llm.StopToolUse, a.notRerun(pending, o))
+		a.appendUser(results...)
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, StopReason: llm.StopToolUse})
+	}
+	return a.loop(ctx, corr, event.TriggerContinuation, nil, res)
+}
+
+// notRerun returns the is_error results, by call id, of the pending calls
+// Resume must not run (see Resume).
+func (a *Agent) notRerun(pending []llm.Block, o ResumeOptions) map[string]string {
+	var calls []llm.Block // the tool_use blocks of the message the pending calls belong to
+	settled := map[string]string{}
+	for i := len(a.history) - 1; i >= 0; i-- {
+		if m := a.history[i]; m.Role == llm.RoleAssistant {
+			m.Content = slices.Clone(m.Content) // dedupeToolUses renames in place; the history stays as stored
+			settled = dedupeToolUses(&m)
+			calls = m.ToolUses()
+			break
+		}
+	}
+	if settled == nil {
+		settled = map[string]string{}
+	}
+	if o.RerunInterrupted {
+		return settled
+	}
+	var cut *llm.Block
+	for i, c := range pending {
+		switch {
+		case settled[c.ID] != "" || (o.ReadOnly != nil && o.ReadOnly(c)):
+		case i == 0:
+			cut = &pending[0]
+			settled[c.ID] = fmt.Sprintf(interruptedText, c.Name, position(c.ID, calls))
+		case cut != nil:
+			settled[c.ID] = fmt.Sprintf(notStartedText, cut.ID, cut.Name)
+		}
+	}
+	return settled
+}
+
+// position says where call id is among the response's calls, and that the
+// ones before it completed ("" when id is not among them).
+func position(id string, calls []llm.Block) string {
+	i := slices.IndexFunc(calls, func(c llm.Block) bool { return c.ID == id })
+	switch {
+	case i < 0:
+		return ""
+	case i == 0:
+		return fmt.Sprintf(" (it was call 1 of %d in the response)", len(calls))
+	}
+	return fmt.Sprintf(" (it was call %d of %d in the response; the %d before it had their results)", i+1, len(calls), i)
+}
