@@ -86,14 +86,14 @@ func chooseProvider(o Options, agentModel string) (providerChoice, error) {
 		}
 		spec = s
 	}
-	pc := providerChoice{name: spec.Name, spec: spec, opts: providers.Options{APIKey: o.APIKey, BaseURL: o.BaseURL, MaxRetries: 2}}
+	pc := providerChoice{name: spec.Name, spec: spec, opts: providers.Options{APIKey: o.APIKey, BaseURL: o.BaseURL, MaxRetries: 2, Limits: o.Limits}}
 	if len(o.Replay) > 0 {
 		srv, err := replay.NewServer(o.Replay...)
 		if err != nil {
 			return providerChoice{}, err
 		}
 		pc.srv = srv
-		pc.opts = providers.Options{APIKey: "replay", BaseURL: srv.URL()}
+		pc.opts = providers.Options{APIKey: "replay", BaseURL: srv.URL(), Limits: o.Limits}
 		if model == "" {
 			model = "replay"
 		}

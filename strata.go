@@ -97,6 +97,12 @@ type Options struct {
 	// Params are the request knobs of every model call (output cap,
 	// temperature, reasoning, tool choice).
 	Params llm.Params
+	// Limits bound every model call of a provider chosen by name (or
+	// serving Replay): the stream idle timeout, the longest retry delay
+	// honoured and an overall request deadline (llm.Limits documents them;
+	// the zero value applies its defaults: 5 min idle, 60 s retry delay, no
+	// deadline). Ignored with Provider: its own configuration applies.
+	Limits llm.Limits
 
 	// Layout is the registered name of the request layout (prompt.Names);
 	// "" = DefaultLayout. Every loop gets a fresh instance.

@@ -47,8 +47,10 @@ type Delta struct {
 // *APIError; a cancelled ctx returns ctx.Err() (possibly wrapped). On error
 // the deltas already delivered must be discarded by the caller.
 //
-// Implementations are safe for concurrent use; they do not retry (the SDK's
-// own retry policy, if enabled, applies before any byte is streamed).
+// Implementations are safe for concurrent use. They retry a request only
+// before any byte of its answer is streamed, so a partial stream is never
+// sent again; the providers of this module do so as Limits documents, and
+// end a call that waits too long with a *LimitError.
 type Provider interface {
 	// Name is the provider id used on the command line
 	// ("anthropic", "openai-chat", "openai-responses", …).
@@ -135,7 +137,7 @@ func (e *APIError) Error() string {
 		s += " (request id " + e.RequestID + ")"
 	}
 	if e.RetryAfter > 0 {
-		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter)
+		s += fmt.Sprintf(" (retry after %s)", e.RetryAfter.Round(time.Millisecond))
 	}
 	return s
 }

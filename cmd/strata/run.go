@@ -27,6 +27,7 @@ type runFlags struct {
 	maxTokens, maxSessionTokens                int64
 	replayFiles                                []string
 	replayDelay                                time.Duration
+	streamIdle, maxRetryDelay, requestTimeout  time.Duration
 	compact                                    bool
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
@@ -103,7 +104,34 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
 	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay: pause this long before each streamed event (to watch or cancel a stream)")
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
+	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", llm.DefaultStreamIdleTimeout,
+		"fail a model call when the server sends nothing for this long (0 = no limit)")
+	fl.DurationVar(&f.maxRetryDelay, "max-retry-delay", llm.DefaultMaxRetryDelay,
+		"fail at once when the server asks to wait longer than this before a retry (0 = wait as long as it asks)")
+	fl.DurationVar(&f.requestTimeout, "request-timeout", 0,
+		"fail a model call still unfinished after this long, retries and the streamed answer included (0 = no limit)")
 	f.knobs.add(fl)
+}
+
+// limits returns the llm.Limits of --stream-idle-timeout, --max-retry-delay
+// and --request-timeout (a flag's 0 turns its limit off), or a usage error
+// naming a negative flag.
+func (f runFlags) limits() (llm.Limits, error) {
+	off := func(d time.Duration) time.Duration {
+		if d == 0 {
+			return -1 // llm.Limits: negative = no limit; 0 would be the default
+		}
+		return d
+	}
+	for _, fl := range []struct {
+		name string
+		d    time.Duration
+	}{{"--stream-idle-timeout", f.streamIdle}, {"--max-retry-delay", f.maxRetryDelay}, {"--request-timeout", f.requestTimeout}} {
+		if fl.d < 0 {
+			return llm.Limits{}, usagef("%s %s: want a duration ≥ 0 (0 = no limit)", fl.name, fl.d)
+		}
+	}
+	return llm.Limits{StreamIdleTimeout: off(f.streamIdle), MaxRetryDelay: off(f.maxRetryDelay), RequestTimeout: f.requestTimeout}, nil
 }
 
 func runMain(ctx context.Context, f runFlags, text string) error {
@@ -208,7 +236,8 @@ func cliError(err error) error {
 // openWorkspace validates the run flags and opens the workspace they
 // describe: --agent (MCP servers launched, agentSpawn hooks run), the
 // provider (--provider, --replay, the environment, else the offline demo),
-// --layout, --approve, the request knobs and the session database. adjust,
+// --layout, --approve, the request knobs, the limits (--stream-idle-timeout,
+// --max-retry-delay, --request-timeout) and the session database. adjust,
 // when non-nil, changes the options before opening. The caller closes the
 // workspace and its store.
 func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)) (*strata.Workspace, error) {
@@ -220,8 +249,12 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	if err != nil {
 		return nil, err
 	}
+	limits, err := f.limits()
+	if err != nil {
+		return nil, err
+	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
-		Params: params, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: os.Stderr}
+		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: os.Stderr}
 	if f.compact {
 		p := compact.Default
 		o.Compaction = &p

@@ -73,7 +73,11 @@ type Options struct {
 	APIKey     string       // overrides the key variable
 	BaseURL    string       // overrides the URL variable and the default
 	HTTPClient *http.Client // nil = default transport
-	MaxRetries int          // SDK retries
+	MaxRetries int          // retries before any byte is streamed (llm.Limits gives the policy); 0 = none
+	// Limits bound the idle wait, the honoured retry delay and the whole
+	// call of every provider New builds (the zero value applies the
+	// defaults of llm.Limits).
+	Limits llm.Limits
 }
 
 // New builds the provider for spec. It fails with an error naming the
@@ -104,13 +108,15 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 	case "bedrock":
 		return newBedrock(o, base)
 	case "gemini":
-		return gemini.New(gemini.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient})
+		return gemini.New(gemini.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits})
 	case "anthropic":
-		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}), nil
-	case "openai-chat":
-		return openai.NewChat(openai.Config{Name: spec.Name, APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}), nil
-	case "openai-responses":
-		return openai.NewResponses(openai.Config{Name: spec.Name, APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}), nil
+		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits}), nil
+	case "openai-chat", "openai-responses":
+		cfg := openai.Config{Name: spec.Name, APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits}
+		if spec.API == "openai-chat" {
+			return openai.NewChat(cfg), nil
+		}
+		return openai.NewResponses(cfg), nil
 	}
 	return nil, fmt.Errorf("provider %s: unknown API %q", spec.Name, spec.API)
 }
@@ -120,7 +126,7 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 // nothing real; otherwise the AWS SDK's default credential chain is used
 // (built by package bedrock: AWS_ACCESS_KEY_ID…, AWS_PROFILE, SSO, roles).
 func newBedrock(o Options, base string) (llm.Provider, error) {
-	cfg := bedrock.Config{Region: os.Getenv("AWS_REGION"), BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries}
+	cfg := bedrock.Config{Region: os.Getenv("AWS_REGION"), BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits}
 	if cfg.Region == "" {
 		cfg.Region = "us-east-1"
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/option"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // ProviderName is the id Name returns and APIError.Provider carries.
@@ -26,10 +27,14 @@ type Config struct {
 	// HTTPClient carries the requests; nil = http.DefaultClient.
 	// `strata render` passes one with a recording RoundTripper.
 	HTTPClient *http.Client
-	// MaxRetries is the SDK's retry count for 408/409/429/5xx and connection
-	// errors, applied before any byte is streamed; 0 = none (tests). The CLI
-	// sets 2.
+	// MaxRetries is how many times a request is sent again after a 408,
+	// 409, 429 or 5xx answer or a connection error, before any byte is
+	// streamed (llm.Limits gives the policy; the SDK's own retries are off);
+	// 0 = none (tests). The CLI sets 2.
 	MaxRetries int
+	// Limits bound the idle wait, the honoured retry delay and the whole
+	// call (llm.Limits; the zero value applies the defaults).
+	Limits llm.Limits
 	// NonStreaming uses Messages.New instead of Messages.NewStreaming; Stream
 	// then reports the final message's content as deltas in one go, one per
 	// block.
@@ -40,27 +45,28 @@ type Config struct {
 type Provider struct {
 	client sdk.Client
 	cfg    Config
+	limit  *limit.Limiter
 }
 
 // New returns a provider for cfg. It reads no environment variables and no
 // SDK profile files: the SDK client is built with
 // option.WithoutEnvironmentDefaults (which turns off the SDK's reading of
 // ANTHROPIC_API_KEY, ANTHROPIC_BASE_URL, profiles, …) and exactly the key,
-// base URL, HTTP client and retry count given (option.WithAPIKey,
-// WithBaseURL, WithHTTPClient, WithMaxRetries). An empty APIKey sends no
+// base URL and HTTP client given (option.WithAPIKey, WithBaseURL,
+// WithHTTPClient), with the SDK's retries off (WithMaxRetries(0)): the HTTP
+// client applies cfg.MaxRetries and cfg.Limits. An empty APIKey sends no
 // x-api-key header (the API then answers 401).
 func New(cfg Config) *Provider {
-	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(cfg.MaxRetries)}
+	lim := limit.New(limit.Options{Provider: ProviderName, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Streaming: !cfg.NonStreaming})
+	opts := []option.RequestOption{option.WithoutEnvironmentDefaults(), option.WithMaxRetries(0),
+		option.WithHTTPClient(lim.Client(cfg.HTTPClient))}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
 	}
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return &Provider{client: sdk.NewClient(opts...), cfg: cfg}
+	return &Provider{client: sdk.NewClient(opts...), cfg: cfg, limit: lim}
 }
 
 // Name returns "anthropic".
@@ -87,8 +93,14 @@ func (p *Provider) API() llm.API { return llm.APIAnthropic }
 // when the stream ends (cleanly or by a cut connection) after message_start
 // but before message_stop; a "malformed stream" error for events the
 // accumulator rejects, a second message_start or an unparseable tool input;
+// an *llm.LimitError when a limit of Config.Limits ended the call;
 // ctx.Err() when ctx is cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	return p.limit.Call(ctx, func(ctx context.Context) (*llm.Response, error) { return p.stream(ctx, req, onDelta) })
+}
+
+// stream is Stream within the call's limits.
+func (p *Provider) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	mp, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("anthropic: %w", llm.InvalidRequest(err))

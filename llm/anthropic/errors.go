@@ -6,13 +6,13 @@ import (
 	"errors"
 	"fmt"
 	"net/http"
-	"strconv"
 	"strings"
 	"time"
 
 	sdk "github.com/anthropics/anthropic-sdk-go"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // errorBody is Anthropic's error shape:
@@ -89,20 +89,6 @@ func wrapError(ctx context.Context, err error, midStream bool) error {
 // retry-after (RFC 9110: seconds, or an HTTP date). It returns 0 when both
 // are absent, unparseable or in the past.
 func RetryAfter(h http.Header) time.Duration {
-	if v := h.Get("retry-after-ms"); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms >= 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	if v := h.Get("retry-after"); v != "" {
-		if s, err := strconv.ParseFloat(v, 64); err == nil && s >= 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		if t, err := http.ParseTime(v); err == nil {
-			if d := time.Until(t); d > 0 {
-				return d
-			}
-		}
-	}
-	return 0
+	d, _ := limit.RetryAfter(h, time.Now())
+	return d
 }

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"strconv"
 	"strings"
 	"sync"
 	"time"
@@ -21,6 +20,7 @@ import (
 	"github.com/aws/smithy-go"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // ProviderName is the id Name returns and APIError.Provider carries.
@@ -53,9 +53,14 @@ type Config struct {
 	BaseURL string
 	// HTTPClient carries the requests; nil = the SDK default.
 	HTTPClient *http.Client
-	// MaxRetries is the SDK's retry count before any byte is streamed; 0 =
-	// none (tests).
+	// MaxRetries is how many times a request is sent again after a 408,
+	// 409, 429 or 5xx answer or a connection error, before any byte is
+	// streamed (llm.Limits gives the policy; the SDK's own retries are off);
+	// 0 = none (tests).
 	MaxRetries int
+	// Limits bound the idle wait, the honoured retry delay and the whole
+	// call (llm.Limits; the zero value applies the defaults).
+	Limits llm.Limits
 	// NonStreaming uses Converse instead of ConverseStream; Stream then
 	// reports the final content as deltas in one go, one per block.
 	NonStreaming bool
@@ -65,6 +70,7 @@ type Config struct {
 type Provider struct {
 	client *bedrockruntime.Client
 	cfg    Config
+	limit  *limit.Limiter
 }
 
 // New returns a provider for cfg. It fails, with an error naming the field,
@@ -80,18 +86,21 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: %w", llm.InvalidRequest(err))
 	}
-	ac := aws.Config{Region: cfg.Region, RetryMaxAttempts: cfg.MaxRetries + 1, Credentials: creds}
+	// One attempt per SDK call: the HTTP client applies cfg.MaxRetries and
+	// cfg.Limits (package llm/internal/limit).
+	lim := limit.New(limit.Options{Provider: ProviderName, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Streaming: !cfg.NonStreaming})
+	ac := aws.Config{Region: cfg.Region, RetryMaxAttempts: 1, Credentials: creds}
 	var next aws.HTTPClient = awshttp.NewBuildableClient()
 	if cfg.HTTPClient != nil {
 		next = cfg.HTTPClient
 	}
-	ac.HTTPClient = bodyWatcher{next}
+	ac.HTTPClient = bodyWatcher{lim.Doer(next)}
 	client := bedrockruntime.NewFromConfig(ac, func(o *bedrockruntime.Options) {
 		if cfg.BaseURL != "" {
 			o.BaseEndpoint = aws.String(cfg.BaseURL)
 		}
 	})
-	return &Provider{client: client, cfg: cfg}, nil
+	return &Provider{client: client, cfg: cfg, limit: lim}, nil
 }
 
 // credentialsFor returns the static credentials of cfg or, with no keys,
@@ -135,9 +144,15 @@ func (p *Provider) API() llm.API { return llm.APIBedrock }
 // package documentation) before anything is sent; *llm.APIError for an HTTP
 // error or an exception event in the
 // stream; an error wrapping llm.ErrStreamTruncated when the stream ends
-// before messageStop or the body breaks off mid-event; ctx.Err() when ctx is
+// before messageStop or the body breaks off mid-event; an *llm.LimitError
+// when a limit of Config.Limits ended the call; ctx.Err() when ctx is
 // cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	return p.limit.Call(ctx, func(ctx context.Context) (*llm.Response, error) { return p.stream(ctx, req, onDelta) })
+}
+
+// stream is Stream within the call's limits.
+func (p *Provider) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	in, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("bedrock: %w", err)
@@ -469,9 +484,7 @@ func wrapError(ctx context.Context, err error) error {
 	if errors.As(err, &re) {
 		ae.StatusCode, ae.RequestID = re.HTTPStatusCode(), re.ServiceRequestID()
 		if re.Response != nil {
-			if s, err := strconv.Atoi(re.Response.Header.Get("Retry-After")); err == nil {
-				ae.RetryAfter = time.Duration(s) * time.Second
-			}
+			ae.RetryAfter, _ = limit.RetryAfter(re.Response.Header, time.Now())
 		}
 	}
 	return ae

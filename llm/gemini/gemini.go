@@ -15,6 +15,7 @@ import (
 	"google.golang.org/genai"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // ProviderName is the id Name returns and APIError.Provider carries.
@@ -26,8 +27,16 @@ type Config struct {
 	// BaseURL is the API root, e.g. "http://127.0.0.1:43127/"; "" = the SDK
 	// default (https://generativelanguage.googleapis.com/).
 	BaseURL string
-	// HTTPClient carries the requests; nil = the SDK default.
+	// HTTPClient carries the requests; nil = a client on
+	// http.DefaultTransport (the SDK's default for this backend).
 	HTTPClient *http.Client
+	// MaxRetries is how many times a request is sent again after a
+	// retryable answer or a connection error, before any byte is streamed
+	// (llm.Limits gives the policy); 0 = none.
+	MaxRetries int
+	// Limits bound the idle wait, the honoured retry delay and the whole
+	// call (llm.Limits; the zero value applies the defaults).
+	Limits llm.Limits
 	// NonStreaming uses generateContent instead of streamGenerateContent;
 	// Stream then reports the final content as deltas in one go.
 	NonStreaming bool
@@ -37,13 +46,19 @@ type Config struct {
 type Provider struct {
 	client *genai.Client
 	cfg    Config
+	limit  *limit.Limiter
 }
 
 // New returns a provider for cfg (the Gemini Developer API backend; the SDK
-// reads no API key from the environment when one is given). It fails only
-// when the SDK rejects the configuration.
+// reads no API key from the environment when one is given). The SDK's
+// retries stay off (no HTTPOptions.RetryOptions): the HTTP client applies
+// cfg.MaxRetries and cfg.Limits, taking the wait of a 429 from its
+// google.rpc.RetryInfo. It fails only when the SDK rejects the
+// configuration.
 func New(cfg Config) (*Provider, error) {
-	cc := &genai.ClientConfig{APIKey: cfg.APIKey, Backend: genai.BackendGeminiAPI, HTTPClient: cfg.HTTPClient}
+	lim := limit.New(limit.Options{Provider: ProviderName, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries,
+		Streaming: !cfg.NonStreaming, BodyRetryDelay: bodyRetryDelay})
+	cc := &genai.ClientConfig{APIKey: cfg.APIKey, Backend: genai.BackendGeminiAPI, HTTPClient: lim.Client(cfg.HTTPClient)}
 	if cfg.BaseURL != "" {
 		cc.HTTPOptions.BaseURL = strings.TrimSuffix(cfg.BaseURL, "/") + "/"
 	}
@@ -51,7 +66,7 @@ func New(cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", llm.InvalidRequest(err))
 	}
-	return &Provider{client: c, cfg: cfg}, nil
+	return &Provider{client: c, cfg: cfg, limit: lim}, nil
 }
 
 // Name returns "gemini".
@@ -72,9 +87,14 @@ func (p *Provider) API() llm.API { return llm.APIGemini }
 // package documentation) before anything is sent; *llm.APIError for an HTTP
 // error (status, status name as Type, message, retry delay from RetryInfo);
 // an error wrapping llm.ErrStreamTruncated when the stream ends without a
-// finishReason (and without a prompt block); ctx.Err() when ctx is
-// cancelled.
+// finishReason (and without a prompt block); an *llm.LimitError when a limit
+// of Config.Limits ended the call; ctx.Err() when ctx is cancelled.
 func (p *Provider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	return p.limit.Call(ctx, func(ctx context.Context) (*llm.Response, error) { return p.stream(ctx, req, onDelta) })
+}
+
+// stream is Stream within the call's limits.
+func (p *Provider) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	contents, cfg, err := params(req)
 	if err != nil {
 		return nil, fmt.Errorf("gemini: %w", err)
@@ -258,12 +278,34 @@ func wrapError(ctx context.Context, err error) error {
 		return fmt.Errorf("gemini: %w", err)
 	}
 	out := &llm.APIError{Provider: ProviderName, StatusCode: ae.Code, Type: ae.Status, Message: ae.Message}
-	for _, d := range ae.Details {
-		if t, _ := d["@type"].(string); t == "type.googleapis.com/google.rpc.RetryInfo" {
-			if s, ok := d["retryDelay"].(string); ok {
-				out.RetryAfter, _ = time.ParseDuration(s)
+	out.RetryAfter, _ = retryInfo(ae.Details)
+	return out
+}
+
+// retryInfo returns the retryDelay of the google.rpc.RetryInfo among an
+// error's details (e.g. "34.4s"); ok is false when there is none.
+func retryInfo(details []map[string]any) (d time.Duration, ok bool) {
+	for _, det := range details {
+		if t, _ := det["@type"].(string); t == "type.googleapis.com/google.rpc.RetryInfo" {
+			if s, isStr := det["retryDelay"].(string); isStr {
+				if d, err := time.ParseDuration(s); err == nil {
+					return d, true
+				}
 			}
 		}
 	}
-	return out
+	return 0, false
+}
+
+// bodyRetryDelay reads the RetryInfo delay of an error body
+// {"error": {"code", "message", "status", "details": […]}} for the retry
+// policy (limit.Options.BodyRetryDelay).
+func bodyRetryDelay(body []byte) (time.Duration, bool) {
+	var e struct {
+		Error genai.APIError `json:"error"`
+	}
+	if json.Unmarshal(body, &e) != nil {
+		return 0, false
+	}
+	return retryInfo(e.Error.Details)
 }

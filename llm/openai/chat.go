@@ -13,6 +13,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/respjson"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // Chat is an llm.Provider on the Chat Completions API (POST
@@ -22,12 +23,15 @@ type Chat struct {
 	cfg    Config
 	name   string
 	client openai.Client
+	limit  *limit.Limiter
 }
 
 // NewChat returns a Chat Completions provider. Name() is cfg.Name, or
 // "openai-chat" when empty.
 func NewChat(cfg Config) *Chat {
-	return &Chat{cfg: cfg, name: cfg.name("openai-chat"), client: newClient(cfg)}
+	c := &Chat{cfg: cfg, name: cfg.name("openai-chat")}
+	c.client, c.limit = newClient(cfg, c.name)
+	return c
 }
 
 // Name returns the provider id (Config.Name, default "openai-chat").
@@ -65,8 +69,14 @@ func (c *Chat) API() llm.API { return llm.APIOpenAIChat }
 // Errors: *llm.APIError for HTTP errors and in-stream {"error":…} chunks; an
 // error wrapping llm.ErrStreamTruncated for a stream that ends without
 // "data: [DONE]" (even after a finish_reason: the usage chunk would be lost)
-// or whose connection drops; ctx.Err() when ctx ends.
+// or whose connection drops; an *llm.LimitError when a limit of
+// Config.Limits ended the call; ctx.Err() when ctx ends.
 func (c *Chat) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	return c.limit.Call(ctx, func(ctx context.Context) (*llm.Response, error) { return c.stream(ctx, req, onDelta) })
+}
+
+// stream is Stream within the call's limits.
+func (c *Chat) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	params, err := chatParams(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", c.name, llm.InvalidRequest(err))

@@ -9,7 +9,6 @@ import (
 	"io"
 	"net/http"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/openai/openai-go/v3"
@@ -17,6 +16,7 @@ import (
 	"github.com/openai/openai-go/v3/packages/ssestream"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // Config configures a Chat or Responses provider.
@@ -35,9 +35,14 @@ type Config struct {
 	BaseURL string
 	// HTTPClient is the client the SDK sends with; nil = the SDK default.
 	HTTPClient *http.Client
-	// MaxRetries is the SDK's retry count for 408/409/429/5xx and connection
-	// errors before any byte is streamed; 0 = none. Negative values count as 0.
+	// MaxRetries is how many times a request is sent again after a 408,
+	// 409, 429 or 5xx answer or a connection error, before any byte is
+	// streamed (llm.Limits gives the policy; the SDK's own retries are off);
+	// 0 = none. Negative values count as 0.
 	MaxRetries int
+	// Limits bound the idle wait, the honoured retry delay and the whole
+	// call (llm.Limits; the zero value applies the defaults).
+	Limits llm.Limits
 	// NonStreaming uses the non-streaming endpoint variant (no "stream":
 	// true); Stream then emits the final content as deltas in one go after
 	// the complete JSON response arrived.
@@ -51,12 +56,16 @@ func (c Config) name(def string) string {
 	return def
 }
 
-// newClient builds the SDK client for cfg. Every request also goes through
-// endMiddleware (see streamEnd).
-func newClient(cfg Config) openai.Client {
+// newClient builds the SDK client for cfg, named name, and the limiter its
+// Stream calls run through. Every request also goes through endMiddleware
+// (see streamEnd); the SDK's retries are off: the HTTP client applies
+// cfg.MaxRetries and cfg.Limits.
+func newClient(cfg Config, name string) (openai.Client, *limit.Limiter) {
+	lim := limit.New(limit.Options{Provider: name, Limits: cfg.Limits, MaxRetries: cfg.MaxRetries, Streaming: !cfg.NonStreaming})
 	opts := []option.RequestOption{
-		option.WithMaxRetries(max(cfg.MaxRetries, 0)),
+		option.WithMaxRetries(0),
 		option.WithMiddleware(endMiddleware),
+		option.WithHTTPClient(lim.Client(cfg.HTTPClient)),
 	}
 	if cfg.APIKey != "" {
 		opts = append(opts, option.WithAPIKey(cfg.APIKey))
@@ -64,10 +73,7 @@ func newClient(cfg Config) openai.Client {
 	if cfg.BaseURL != "" {
 		opts = append(opts, option.WithBaseURL(cfg.BaseURL))
 	}
-	if cfg.HTTPClient != nil {
-		opts = append(opts, option.WithHTTPClient(cfg.HTTPClient))
-	}
-	return openai.NewClient(opts...)
+	return openai.NewClient(opts...), lim
 }
 
 // streamEnd records whether a Chat Completions response body carried the
@@ -157,7 +163,7 @@ func mapError(ctx context.Context, provider string, err error, midStream bool) e
 		}
 		if oe.Response != nil {
 			ae.RequestID = oe.Response.Header.Get("x-request-id")
-			ae.RetryAfter = retryAfter(oe.Response.Header, time.Now())
+			ae.RetryAfter, _ = limit.RetryAfter(oe.Response.Header, time.Now())
 		}
 		return ae
 	}
@@ -230,30 +236,6 @@ func anyText(v any) string {
 		return strconv.FormatFloat(t, 'f', -1, 64)
 	}
 	return fmt.Sprint(v)
-}
-
-// retryAfter reads retry-after-ms (milliseconds, OpenAI) or retry-after
-// (seconds or an HTTP date, RFC 9110 §10.2.3); 0 when absent or invalid.
-func retryAfter(h http.Header, now time.Time) time.Duration {
-	if v := strings.TrimSpace(h.Get("retry-after-ms")); v != "" {
-		if ms, err := strconv.ParseFloat(v, 64); err == nil && ms > 0 {
-			return time.Duration(ms * float64(time.Millisecond))
-		}
-	}
-	v := strings.TrimSpace(h.Get("retry-after"))
-	if v == "" {
-		return 0
-	}
-	if s, err := strconv.ParseFloat(v, 64); err == nil {
-		if s > 0 {
-			return time.Duration(s * float64(time.Second))
-		}
-		return 0
-	}
-	if t, err := http.ParseTime(v); err == nil && t.After(now) {
-		return t.Sub(now)
-	}
-	return 0
 }
 
 func truncate(s string, n int) string {

@@ -10,6 +10,7 @@ import (
 	"github.com/openai/openai-go/v3/responses"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/internal/limit"
 )
 
 // Responses is an llm.Provider on the Responses API (POST
@@ -18,6 +19,7 @@ type Responses struct {
 	cfg    Config
 	name   string
 	client responsesClient
+	limit  *limit.Limiter
 }
 
 type responsesClient = responses.ResponseService
@@ -25,8 +27,10 @@ type responsesClient = responses.ResponseService
 // NewResponses returns a Responses API provider. Name() is cfg.Name, or
 // "openai-responses" when empty.
 func NewResponses(cfg Config) *Responses {
-	c := newClient(cfg)
-	return &Responses{cfg: cfg, name: cfg.name("openai-responses"), client: c.Responses}
+	r := &Responses{cfg: cfg, name: cfg.name("openai-responses")}
+	c, lim := newClient(cfg, r.name)
+	r.client, r.limit = c.Responses, lim
+	return r
 }
 
 // Name returns the provider id (Config.Name, default "openai-responses").
@@ -67,8 +71,14 @@ func (r *Responses) API() llm.API { return llm.APIOpenAIResponses }
 // response.failed (Type/Code/Message from response.error, e.g.
 // insufficient_quota); an error wrapping llm.ErrStreamTruncated when the
 // stream ends before response.completed/incomplete/failed or the connection
-// drops; ctx.Err() when ctx ends.
+// drops; an *llm.LimitError when a limit of Config.Limits ended the call;
+// ctx.Err() when ctx ends.
 func (r *Responses) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	return r.limit.Call(ctx, func(ctx context.Context) (*llm.Response, error) { return r.stream(ctx, req, onDelta) })
+}
+
+// stream is Stream within the call's limits.
+func (r *Responses) stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
 	params, err := responsesParams(req)
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", r.name, llm.InvalidRequest(err))

@@ -6,7 +6,8 @@
 // A Server answers each incoming request with the next Response of its script,
 // in order, and records the request it got. Responses stream their body in
 // event-sized writes with a flush after each, as a real SSE server does, and
-// can inject faults (a cut stream, a reset connection).
+// can inject faults (a cut stream, a reset connection, a stream or a server
+// that stalls and keeps the connection open).
 //
 // Responses come from recordings (SSEFile, ChunksFile, EventStreamFile,
 // JSONFile, Cassette) or are authored: Turn writes an assistant turn (text,
@@ -16,11 +17,13 @@ package replay
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 )
@@ -35,6 +38,15 @@ type Response struct {
 	CutAfter int
 	// Delay is slept before each event-sized write (for cancellation tests).
 	Delay time.Duration
+	// StallAfter, when > 0, sends only the first StallAfter event-sized
+	// writes (SSE events, AWS event-stream messages) and then sends nothing
+	// more, keeping the connection open until the client goes away or the
+	// server is closed: a stream that never sends its final event.
+	StallAfter int
+	// StallHeaders sends nothing at all, not even the status line, and keeps
+	// the connection open the same way: a server that took the request and
+	// never answers.
+	StallHeaders bool
 	// Source names where the response came from (file path), for messages.
 	Source string
 }
@@ -52,6 +64,8 @@ type Request struct {
 type Server struct {
 	srv      *http.Server
 	ln       net.Listener
+	closed   chan struct{} // closed by Close: ends stalled responses
+	close    sync.Once
 	mu       sync.Mutex
 	script   []Response
 	next     int
@@ -67,7 +81,7 @@ func NewServer(script ...Response) (*Server, error) {
 	if err != nil {
 		return nil, fmt.Errorf("replay: listen on 127.0.0.1: %w", err)
 	}
-	s := &Server{ln: ln, script: script}
+	s := &Server{ln: ln, script: script, closed: make(chan struct{})}
 	s.srv = &http.Server{Handler: s, ReadHeaderTimeout: 10 * time.Second}
 	go s.srv.Serve(ln) //nolint:errcheck // returns on Close
 	return s, nil
@@ -90,8 +104,12 @@ func NewResponder(respond func(Request) Response) (*Server, error) {
 // URL returns the base URL, e.g. "http://127.0.0.1:43127".
 func (s *Server) URL() string { return "http://" + s.ln.Addr().String() }
 
-// Close stops the server and closes open connections.
-func (s *Server) Close() error { return s.srv.Close() }
+// Close stops the server and closes open connections, ending stalled
+// responses. It may be called more than once.
+func (s *Server) Close() error {
+	s.close.Do(func() { close(s.closed) })
+	return s.srv.Close()
+}
 
 // Received returns a copy of the requests received so far, in order.
 func (s *Server) Received() []Request {
@@ -115,7 +133,7 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.received = append(s.received, req)
 	if s.respond != nil {
 		s.mu.Unlock()
-		writeResponse(w, s.respond(req))
+		s.write(w, r, s.respond(req))
 		return
 	}
 	if s.next >= len(s.script) {
@@ -129,10 +147,22 @@ func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	resp := s.script[s.next]
 	s.next++
 	s.mu.Unlock()
-	writeResponse(w, resp)
+	s.write(w, r, resp)
 }
 
-func writeResponse(w http.ResponseWriter, resp Response) {
+// stall blocks until the client of r goes away or the server is closed.
+func (s *Server) stall(r *http.Request) {
+	select {
+	case <-r.Context().Done():
+	case <-s.closed:
+	}
+}
+
+func (s *Server) write(w http.ResponseWriter, r *http.Request, resp Response) {
+	if resp.StallHeaders {
+		s.stall(r)
+		return
+	}
 	h := w.Header()
 	for k, vs := range resp.Header {
 		for _, v := range vs {
@@ -160,8 +190,13 @@ func writeResponse(w http.ResponseWriter, resp Response) {
 	}
 	w.WriteHeader(status)
 	fl, _ := w.(http.Flusher)
-	for len(body) > 0 {
-		n := eventEnd(body)
+	eventStream := strings.HasPrefix(h.Get("Content-Type"), eventStreamType)
+	for events := 0; len(body) > 0; events++ {
+		if resp.StallAfter > 0 && events == resp.StallAfter {
+			s.stall(r)
+			return
+		}
+		n := eventEnd(body, eventStream)
 		if resp.Delay > 0 {
 			time.Sleep(resp.Delay)
 		}
@@ -179,9 +214,19 @@ func writeResponse(w http.ResponseWriter, resp Response) {
 	}
 }
 
-// eventEnd returns the length of the first SSE event in b (through its blank
-// line), or len(b) when b holds no blank line.
-func eventEnd(b []byte) int {
+// eventEnd returns the length of the first event in b: for an AWS event
+// stream (eventStream) the message whose total length its first 4 bytes
+// give (big-endian, AWS event-stream encoding), else the first SSE event
+// (through its blank line); len(b) when b holds no complete event.
+func eventEnd(b []byte, eventStream bool) int {
+	if eventStream {
+		if len(b) >= 4 {
+			if n := int(binary.BigEndian.Uint32(b)); n >= 4 && n <= len(b) {
+				return n
+			}
+		}
+		return len(b)
+	}
 	if i := bytes.Index(b, []byte("\n\n")); i >= 0 {
 		return i + 2
 	}
