@@ -47,19 +47,7 @@ func TestToolsSettingsPathsStayPerTool(t *testing.T) {
 		toolUse("w_gen", "fs_write", map[string]any{"command": "create", "path": "generated/out.txt", "file_text": "overwritten"}),
 		toolUse("w_env", "fs_write", map[string]any{"command": "str_replace", "path": ".env", "old_str": "KEY=1", "new_str": "KEY=2"}),
 	}
-	var responses []replay.Response
-	for _, r := range []replay.Reply{{Blocks: calls}, {Blocks: []llm.Block{llm.TextBlock("done")}}} {
-		resp, err := replay.Turn(llm.APIAnthropic, r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		responses = append(responses, resp)
-	}
-	srv, err := replay.NewServer(responses...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := replayServer(t, llm.APIAnthropic, replay.Reply{Blocks: calls}, replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}})
 	ws := openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", ProviderName: "anthropic", BaseURL: srv.URL(),
 		Mode: agent.ModeAll, Store: session.NewMemory(), Params: llm.Params{MaxTokens: 1024}})
 	s, err := ws.NewSession(context.Background(), strata.SessionOptions{})

@@ -59,6 +59,26 @@ func openWorkspace(t *testing.T, o strata.Options) *strata.Workspace {
 	return ws
 }
 
+// replayServer serves replies, authored for api, on 127.0.0.1; closed when
+// the test ends.
+func replayServer(t *testing.T, api llm.API, replies ...replay.Reply) *replay.Server {
+	t.Helper()
+	var responses []replay.Response
+	for _, r := range replies {
+		resp, err := replay.Turn(api, r)
+		if err != nil {
+			t.Fatal(err)
+		}
+		responses = append(responses, resp)
+	}
+	srv, err := replay.NewServer(responses...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
+}
+
 // The body `run` sends equals the body `render` prints, for every layout and
 // every wire API: on the first turn, and on a later prompt of the same stored
 // session after a tool round-trip (render --session). Both go through the
@@ -74,19 +94,7 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 					{Blocks: []llm.Block{llm.TextBlock("There is one Go file: main.go.")}},
 					{Blocks: []llm.Block{llm.TextBlock("Nothing else.")}},
 				}
-				var responses []replay.Response
-				for _, r := range script {
-					resp, err := replay.Turn(api, r)
-					if err != nil {
-						t.Fatal(err)
-					}
-					responses = append(responses, resp)
-				}
-				srv, err := replay.NewServer(responses...)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer srv.Close()
+				srv := replayServer(t, api, script...)
 				store := session.NewMemory()
 				open := func() *strata.Workspace {
 					return openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", Layout: layout, ProviderName: providerFor[api],

@@ -4,19 +4,17 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
-	"time"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/proctest"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
 	"github.com/strata-agent/strata/llm/replay"
@@ -149,34 +147,6 @@ func TestHooksInTheLoop(t *testing.T) {
 	}
 }
 
-// pidAlive reports whether pid names a running process (kill(pid, 0)
-// succeeds and /proc, when present, does not show a zombie).
-func pidAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-// waitGone polls, with a bounded deadline, until pid is no longer running.
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(5 * time.Second)
-	for pidAlive(pid) {
-		if time.Now().After(deadline) {
-			syscall.Kill(pid, syscall.SIGKILL)
-			t.Fatalf("process %d (a timed-out hook's child) is still running", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 // A preToolUse guard that does not answer within its timeout blocks the
 // call (fail closed) with a reason naming the hook and the timeout, and the
 // background children it started are killed with it (its process group).
@@ -208,5 +178,5 @@ func TestPreToolUseTimeoutBlocksAndKillsChildren(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid, "a timed-out hook's child")
 }

@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-agent/strata/internal/proctest"
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -56,7 +57,7 @@ func TestExecuteBashGroupDiesWithStrata(t *testing.T) {
 		t.Fatal(err)
 	}
 	helper.Wait()
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid, "a killed command's child")
 }
 
 // Cancelling a call kills the grandchildren of its shell too (they are in
@@ -73,5 +74,5 @@ func TestExecuteBashCancelKillsGrandchild(t *testing.T) {
 	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) })
 	cancel()
 	failed(t, <-done, "cancelled")
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid, "a killed command's child")
 }

@@ -9,10 +9,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
+	"github.com/strata-agent/strata/internal/proctest"
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -44,33 +44,6 @@ func TestExecuteBashExitCodesAndStreams(t *testing.T) {
 	failed(t, call(t, env, "execute_bash", bash("   ")), "command is empty")
 }
 
-// pidAlive reports whether a process with pid is running: it exists and is
-// not a zombie waiting to be reaped (by init, which may take a while).
-func pidAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true // no /proc: trust kill(pid, 0)
-	}
-	// Format: "pid (comm) state ..."; comm may contain spaces.
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
-
-func waitGone(t *testing.T, pid int) {
-	t.Helper()
-	deadline := time.Now().Add(3 * time.Second)
-	for pidAlive(pid) {
-		if time.Now().After(deadline) {
-			t.Fatalf("process %d still alive", pid)
-		}
-		time.Sleep(20 * time.Millisecond)
-	}
-}
-
 func TestExecuteBashTimeoutKillsProcessGroup(t *testing.T) {
 	ws := workspace(t, nil)
 	env := &Env{Workdir: ws}
@@ -88,7 +61,7 @@ func TestExecuteBashTimeoutKillsProcessGroup(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid, "a killed command's child")
 }
 
 func TestExecuteBashCancelKillsProcessGroup(t *testing.T) {
@@ -119,7 +92,7 @@ func TestExecuteBashCancelKillsProcessGroup(t *testing.T) {
 		t.Fatal("cancel did not stop the command")
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(ws, "child.pid"))))
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid, "a killed command's child")
 }
 
 func TestExecuteBashKillsBackgroundJobsOnExit(t *testing.T) {
@@ -131,7 +104,7 @@ func TestExecuteBashKillsBackgroundJobsOnExit(t *testing.T) {
 		t.Errorf("waited for the background job")
 	}
 	pid, _ := strconv.Atoi(strings.TrimSpace(read(t, filepath.Join(ws, "child.pid"))))
-	waitGone(t, pid)
+	proctest.WaitGone(t, pid, "a killed command's child")
 }
 
 func TestExecuteBashOutputCap(t *testing.T) {

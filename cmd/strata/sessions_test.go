@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/strata-agent/strata/internal/proctest"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 )
@@ -35,21 +36,6 @@ func writeStream(t *testing.T, dir, name string, u llm.Usage, stop llm.StopReaso
 }
 
 var sessionLine = regexp.MustCompile(`strata: session ([0-9a-f]+) \(loop ([0-9a-f]+)\)`)
-
-// pidAlive reports whether pid names a running process (kill(pid, 0)
-// succeeds and /proc, when present, does not show a zombie).
-func pidAlive(pid int) bool {
-	if syscall.Kill(pid, 0) != nil {
-		return false
-	}
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return true
-	}
-	s := string(stat)
-	i := strings.LastIndexByte(s, ')')
-	return i < 0 || i+2 >= len(s) || s[i+2] != 'Z'
-}
 
 // waitFor polls cond, with a bounded deadline, until it holds.
 func waitFor(t *testing.T, what string, cond func() bool) {
@@ -92,7 +78,7 @@ func killMidCall(t *testing.T, ws, streams string, env []string) (id, loop strin
 	t.Cleanup(func() { syscall.Kill(job, syscall.SIGKILL) })
 	cmd.Process.Signal(syscall.SIGKILL)
 	cmd.Wait()
-	waitFor(t, fmt.Sprintf("the background job (pid %d) of the call strata was running to die with strata", job), func() bool { return !pidAlive(job) })
+	waitFor(t, fmt.Sprintf("the background job (pid %d) of the call strata was running to die with strata", job), func() bool { return !proctest.Alive(job) })
 	m := sessionLine.FindStringSubmatch(stderr.String())
 	if m == nil {
 		t.Fatalf("no session line on stderr: %s", stderr.String())
