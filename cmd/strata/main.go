@@ -2,10 +2,12 @@
 // explicitly, runs the agent loop around it, and shows what it sends.
 //
 // Exit codes: 0 ok, 1 runtime failure (provider error, tool loop limit), 2
-// usage or configuration error (the message names the flag, file or variable).
+// usage or configuration error (the message names the flag, file or variable),
+// 130 run or chat interrupted by Ctrl-C (stderr says how to resume).
 package main
 
 import (
+	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -38,7 +40,12 @@ func main() {
 func execute(args []string) int {
 	root := newRoot()
 	root.SetArgs(args)
+	c, _, _ := root.Find(args)
+	watch := watchInterrupt(c)
 	err := root.Execute()
+	if watch.interrupted(context.Background(), c, err, os.Stderr) {
+		return exitInterrupted
+	}
 	if err == nil {
 		return 0
 	}

@@ -280,8 +280,9 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 // resources, hook scripts and MCP commands the same way).
 func warn(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
 
-// chooseReplay sets o.Replay from --replay, or to the offline demo when no
-// provider is named and no API key is set.
+// chooseReplay sets o.Replay from --replay, or points the provider at the
+// offline demo (internal/demo, served on 127.0.0.1 for the life of the
+// process) when no provider is named and no API key is set.
 func chooseReplay(f runFlags, o *strata.Options) error {
 	if len(f.replayFiles) > 0 {
 		return replayFiles(f, o)
@@ -292,19 +293,16 @@ func chooseReplay(f runFlags, o *strata.Options) error {
 	if _, ok := strata.ProviderFromEnv(); ok {
 		return nil
 	}
-	script, err := demo.Script()
+	url, err := demo.URL(f.replayDelay)
 	if err != nil {
 		return err
 	}
-	for i := range script {
-		script[i].Delay = f.replayDelay
-	}
 	wd, _ := os.Getwd()
 	fmt.Fprintf(os.Stderr, "strata: no API key set, so this is an OFFLINE REPLAY: the model's words are a recorded demo\n"+
-		"        session served by llm/replay on 127.0.0.1; the tool calls run for real in %s.\n"+
-		"        Your prompt is not read by a model. To use a real model set ANTHROPIC_API_KEY or OPENAI_API_KEY\n"+
-		"        (or pass --provider).\n", wd)
-	o.ProviderName, o.Replay = "anthropic", script
+		"        served by llm/replay on 127.0.0.1; the tool calls run for real in %s.\n"+
+		"        Your prompt is not read by a model: every prompt gets the same list-and-read answer.\n"+
+		"        To use a real model set ANTHROPIC_API_KEY or OPENAI_API_KEY (or pass --provider).\n", wd)
+	o.ProviderName, o.BaseURL, o.APIKey = "anthropic", url, "strata-demo"
 	if o.Model == "" {
 		o.Model = demo.Model
 	}

@@ -1,16 +1,25 @@
-// Package demo holds the offline demo session that `strata run` plays when no
-// API key is set: three recorded Anthropic Messages streams, authored for
-// strata (not captured from a model), in which the "model" lists the working
-// directory with glob, reads README.md with fs_read, and answers. The tool
-// calls in it are executed for real by the loop; only the model's words are
-// recorded. The files are embedded so an installed binary works anywhere.
+// Package demo holds the offline demo that `strata run`, `strata chat` and
+// `strata acp` play when no API key is set: an Anthropic Messages "model",
+// authored for strata (not captured from a model), that answers every prompt
+// of a conversation the same way: it lists the working directory with glob,
+// reads the start of README.md with fs_read, and closes with a text that
+// says plainly it is a recording. The tool calls are executed for real by
+// the loop; only the model's words are recorded. The first prompt's three
+// streams are embedded files (turn1..3.sse) so an installed binary works
+// anywhere; later prompts are authored with replay.AnthropicStream.
 package demo
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"net/http"
+	"regexp"
+	"strconv"
+	"sync"
+	"time"
 
+	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 )
 
@@ -20,17 +29,150 @@ var files embed.FS
 // Model is the model name the demo streams report.
 const Model = "strata-demo-replay"
 
-// Script returns the demo's responses in the order the loop requests them.
+// Script returns the first prompt's responses in the order the loop requests
+// them (glob, fs_read, closing text): three Anthropic Messages SSE streams.
 func Script() ([]replay.Response, error) {
 	var out []replay.Response
 	for i := 1; i <= 3; i++ {
-		name := fmt.Sprintf("turn%d.sse", i)
-		b, err := files.ReadFile(name)
+		r, err := embedded(i)
 		if err != nil {
-			return nil, fmt.Errorf("demo: %w", err)
+			return nil, err
 		}
-		out = append(out, replay.Response{Body: b, Source: "demo/" + name,
-			Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}})
+		out = append(out, r)
 	}
 	return out, nil
+}
+
+func embedded(step int) (replay.Response, error) {
+	name := fmt.Sprintf("turn%d.sse", step)
+	b, err := files.ReadFile(name)
+	if err != nil {
+		return replay.Response{}, fmt.Errorf("demo: %w", err)
+	}
+	return replay.Response{Body: b, Source: "demo/" + name,
+		Header: http.Header{"Content-Type": {"text/event-stream; charset=utf-8"}}}, nil
+}
+
+// demoID matches the demo's tool_use ids: toolu_strata_demo_0<step> for the
+// first prompt (the embedded streams), toolu_strata_demo_<prompt>_0<step>
+// for later ones.
+var demoID = regexp.MustCompile(`^toolu_strata_demo_(?:(\d+)_)?0([12])$`)
+
+// Respond answers one Anthropic Messages request (POST /v1/messages) of the
+// demo conversation from its content, so a chat gets an answer for every
+// prompt: when the last message holds the tool_result of the demo's glob
+// call, it answers with the fs_read call; of the fs_read call, with the
+// closing text; otherwise (a new prompt) with the glob call of prompt n,
+// where n is 1 + the number of fs_read calls the history already answered.
+// A body that is not a Messages request gets the first step. delay is
+// slept before each streamed event (--replay-delay). Safe for concurrent
+// use.
+func Respond(req replay.Request, delay time.Duration) replay.Response {
+	r, err := respond(req.Body)
+	if err != nil {
+		return replay.Response{Status: http.StatusInternalServerError,
+			Header: http.Header{"Content-Type": {"application/json"}},
+			Body:   []byte(fmt.Sprintf(`{"type":"error","error":{"type":"api_error","message":%q}}`, "strata demo: "+err.Error()))}
+	}
+	r.Delay = delay
+	return r
+}
+
+// message is the part of an Anthropic Messages request the demo reads.
+type message struct {
+	Role    string          `json:"role"`
+	Content json.RawMessage `json:"content"` // a string or content blocks
+}
+
+func respond(body []byte) (replay.Response, error) {
+	var req struct {
+		Messages []message `json:"messages"`
+	}
+	_ = json.Unmarshal(body, &req) // not a Messages body: answer as a new prompt
+	done := 0                      // fs_read calls the history answered
+	prompt, step := 0, 1
+	for i, m := range req.Messages {
+		var blocks []struct {
+			Type      string `json:"type"`
+			ToolUseID string `json:"tool_use_id"`
+		}
+		if json.Unmarshal(m.Content, &blocks) != nil || m.Role != "user" {
+			continue
+		}
+		for _, b := range blocks {
+			sm := demoID.FindStringSubmatch(b.ToolUseID)
+			if b.Type != "tool_result" || sm == nil {
+				continue
+			}
+			n := 1
+			if sm[1] != "" {
+				n, _ = strconv.Atoi(sm[1])
+			}
+			if sm[2] == "2" {
+				done++
+			}
+			if i == len(req.Messages)-1 {
+				prompt, step = n, map[string]int{"1": 2, "2": 3}[sm[2]]
+			}
+		}
+	}
+	if prompt == 0 {
+		prompt = done + 1
+	}
+	if prompt == 1 {
+		return embedded(step)
+	}
+	return authored(prompt, step)
+}
+
+// authored writes step (1 glob, 2 fs_read, 3 closing text) of prompt n ≥ 2
+// with the words of the embedded streams.
+func authored(n, step int) (replay.Response, error) {
+	id := func(s int) string { return fmt.Sprintf("toolu_strata_demo_%d_0%d", n, s) }
+	msg := fmt.Sprintf("msg_strata_demo_%d_%d", n, step)
+	var blocks []llm.Block
+	switch step {
+	case 1:
+		blocks = []llm.Block{llm.TextBlock("I'll list what is at the top level of this directory again."),
+			llm.ToolUseBlock(id(1), "glob", json.RawMessage(`{"pattern":"*"}`))}
+	case 2:
+		blocks = []llm.Block{llm.TextBlock("Now let me read the beginning of the README, if there is one."),
+			llm.ToolUseBlock(id(2), "fs_read", json.RawMessage(`{"operations":[{"mode":"Line","path":"README.md","start_line":1,"end_line":15}]}`))}
+	default:
+		blocks = []llm.Block{llm.TextBlock(fmt.Sprintf("This is prompt %d of an OFFLINE DEMO: I did not read your prompt, "+
+			"because no model is answering. The directory listing and the README lines above come from the glob and "+
+			"fs_read tools, which really ran in your working directory; these words are a recording, the same for "+
+			"every prompt. Set ANTHROPIC_API_KEY or OPENAI_API_KEY to ask a real model.", n))}
+	}
+	r, err := replay.AnthropicStream(msg, llm.Usage{Input: 1312, Output: 60}, "", blocks...)
+	if err != nil {
+		return replay.Response{}, fmt.Errorf("demo: prompt %d step %d: %w", n, step, err)
+	}
+	r.Source = fmt.Sprintf("demo prompt %d step %d", n, step)
+	return r, nil
+}
+
+var served struct {
+	sync.Once
+	url string
+	err error
+}
+
+// URL starts the demo's responder on 127.0.0.1 (replay.NewResponder
+// answering with Respond; delay is slept before each streamed event) the
+// first time it is called and returns its base URL, e.g.
+// "http://127.0.0.1:43127"; later calls return the same URL and ignore
+// delay. The server lives until the process exits: a CLI opens a workspace
+// per session (chat, acp) and they all share it. Errors: the listen error.
+// Safe for concurrent use.
+func URL(delay time.Duration) (string, error) {
+	served.Do(func() {
+		srv, err := replay.NewResponder(func(r replay.Request) replay.Response { return Respond(r, delay) })
+		if err != nil {
+			served.err = fmt.Errorf("demo: %w", err)
+			return
+		}
+		served.url = srv.URL()
+	})
+	return served.url, served.err
 }
