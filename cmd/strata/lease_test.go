@@ -1,0 +1,86 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/session"
+)
+
+// Two processes running `strata run --session X` at once: exactly one runs
+// the prompt; the other exits 1 before any model call with a message naming
+// the session and saying another writer holds it. The stored history is the
+// first run's plus the winner's, in order: no splice.
+func TestTwoProcessesOnOneSession(t *testing.T) {
+	streams, ws, data := t.TempDir(), t.TempDir(), t.TempDir()
+	env := []string{"STRATA_DATA_DIR=" + data}
+	answer := writeStream(t, streams, "answer.sse", llm.Usage{Input: 10, Output: 3}, llm.StopEndTurn, llm.TextBlock("Done."))
+	r := runCLI(t, ws, env, "run", "--replay", answer, "start")
+	m := sessionLine.FindStringSubmatch(r.stderr)
+	if r.code != 0 || m == nil {
+		t.Fatalf("first run exit %d: %s", r.code, r.stderr)
+	}
+	id := m[1]
+
+	type proc struct {
+		cmd    *exec.Cmd
+		stderr bytes.Buffer
+	}
+	var ps [2]*proc
+	for i := range ps {
+		p := &proc{cmd: exec.Command(binary, "run", "--session", id, "--replay", answer, "--replay-delay", "300ms", "continue")}
+		p.cmd.Dir, p.cmd.Env, p.cmd.Stderr = ws, append(os.Environ(), env...), &p.stderr
+		ps[i] = p
+	}
+	for _, p := range ps {
+		if err := p.cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ok, busy := 0, 0
+	for i, p := range ps {
+		err := p.cmd.Wait()
+		code := p.cmd.ProcessState.ExitCode()
+		switch {
+		case err == nil:
+			ok++
+		case code == 1 && strings.Contains(p.stderr.String(), "session "+id+" is held by another writer"):
+			busy++
+			if strings.Contains(p.stderr.String(), "strata: session "+id+" (loop") {
+				t.Errorf("process %d started a loop before refusing:\n%s", i, p.stderr.String())
+			}
+		default:
+			t.Errorf("process %d: exit %d (%v)\n%s", i, code, err, p.stderr.String())
+		}
+	}
+	if ok != 1 || busy != 1 {
+		t.Fatalf("%d runs succeeded and %d were refused as busy; want 1 and 1", ok, busy)
+	}
+
+	st, err := session.Open(filepath.Join(data, "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer st.Close()
+	loop, err := st.LatestLoop(t.Context(), id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	h, err := st.History(t.Context(), loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, msg := range h {
+		got = append(got, string(msg.Role)+":"+msg.Text())
+	}
+	want := "user:start assistant:Done. user:continue assistant:Done."
+	if strings.Join(got, " ") != want {
+		t.Errorf("stored history %q, want %q", strings.Join(got, " "), want)
+	}
+}
