@@ -7,7 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"runtime"
+	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -21,13 +24,45 @@ var ErrBusy = errors.New("session is in use by another writer")
 // session for at most LeaseTTL after its last renewal.
 const LeaseTTL = 30 * time.Second
 
-// NewOwner returns a lease owner id for this process: "pid N/" followed by 8
-// random hex digits, so two processes, or two Holds in one process, never
-// share an owner.
+// NewOwner returns a lease owner id for this process: "pid N@HOST/" followed
+// by 8 random hex digits, so two processes, or two Holds in one process,
+// never share an owner.
 func NewOwner() string {
 	var b [4]byte
 	_, _ = rand.Read(b[:]) // crypto/rand.Read never fails (Go ≥ 1.24)
-	return fmt.Sprintf("pid %d/%s", os.Getpid(), hex.EncodeToString(b[:]))
+	return fmt.Sprintf("pid %d@%s/%s", os.Getpid(), hostname(), hex.EncodeToString(b[:]))
+}
+
+func hostname() string {
+	h, err := os.Hostname()
+	if err != nil || h == "" {
+		return "unknown"
+	}
+	return h
+}
+
+// holderDead reports whether owner (a NewOwner id) names a process on this
+// host that no longer exists: its lease is then taken over at once instead
+// of after its expiry. A process that cannot be checked (another host, a
+// foreign owner id, Windows, no permission to signal it) counts as alive.
+// A pid reused by an unrelated process also counts as alive: the lease then
+// ends at its expiry.
+func holderDead(owner string) bool {
+	var pid int
+	var rest string
+	if _, err := fmt.Sscanf(owner, "pid %d@%s", &pid, &rest); err != nil || pid <= 0 || runtime.GOOS == "windows" {
+		return false
+	}
+	host, _, ok := strings.Cut(rest, "/")
+	if !ok || host != hostname() {
+		return false
+	}
+	p, err := os.FindProcess(pid) // never fails on Unix
+	if err != nil {
+		return false
+	}
+	// Signal 0 checks existence only; a finished process gives ErrProcessDone.
+	return errors.Is(p.Signal(syscall.Signal(0)), os.ErrProcessDone)
 }
 
 // busyError is the error Acquire returns when session id is held by holder

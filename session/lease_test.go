@@ -2,6 +2,9 @@ package session
 
 import (
 	"errors"
+	"fmt"
+	"os"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -121,4 +124,40 @@ func testHoldAndRelease(t *testing.T, im impl, s Store) {
 		t.Errorf("owners %q %q, errs %v %v", a.Owner(), b.Owner(), a.Err(), b.Err())
 	}
 	b.Release()
+}
+
+// A lease whose holder is a process of this host that has exited is taken
+// over before its expiry (a SIGKILLed run does not block its session); a
+// live holder, or one on another host, keeps it.
+func TestLeaseOfADeadHolderIsTakenOver(t *testing.T) { eachStore(t, testLeaseOfADeadHolderIsTakenOver) }
+
+func testLeaseOfADeadHolderIsTakenOver(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	if _, err := s.CreateSession(ctx, SessionMeta{ID: "s1"}); err != nil {
+		t.Fatal(err)
+	}
+	cmd := exec.Command("true")
+	if err := cmd.Run(); err != nil {
+		t.Skipf("no process to reap: %v", err)
+	}
+	dead := fmt.Sprintf("pid %d@%s/00000000", cmd.Process.Pid, hostname())
+	for _, c := range []struct {
+		holder string
+		free   bool
+	}{
+		{fmt.Sprintf("pid %d@%s/00000000", os.Getpid(), hostname()), false},
+		{fmt.Sprintf("pid %d@another-host.invalid/00000000", cmd.Process.Pid), false},
+		{"someone", false},
+		{dead, true},
+	} {
+		if err := s.Acquire(ctx, "s1", c.holder, time.Hour); err != nil {
+			t.Fatal(err)
+		}
+		err := s.Acquire(ctx, "s1", "next", time.Hour)
+		if c.free != (err == nil) || (!c.free && !errors.Is(err, ErrBusy)) {
+			t.Errorf("held by %q: %v; want free=%v", c.holder, err, c.free)
+		}
+		s.Release(ctx, "s1", c.holder)
+		s.Release(ctx, "s1", "next")
+	}
 }

@@ -29,7 +29,7 @@ func (m *Memory) Acquire(ctx context.Context, sessionID, owner string, ttl time.
 		return fmt.Errorf("lease: session %s: %w", sessionID, ErrNotFound)
 	}
 	now := msTime(m.now())
-	if l, ok := m.leases[sessionID]; ok && l.owner != owner && l.expires.After(now) {
+	if l, ok := m.leases[sessionID]; ok && l.owner != owner && l.expires.After(now) && !holderDead(l.owner) {
 		return busyError(sessionID, l.owner, l.expires, now)
 	}
 	m.leases[sessionID] = memLease{owner: owner, expires: now.Add(ttl)}

@@ -43,7 +43,7 @@ func (s *SQLite) Acquire(ctx context.Context, sessionID, owner string, ttl time.
 	case errors.Is(err, sql.ErrNoRows):
 	case err != nil:
 		return fmt.Errorf("lease of session %s: %w", sessionID, err)
-	case holder != owner && expires > ms(now):
+	case holder != owner && expires > ms(now) && !holderDead(holder):
 		return busyError(sessionID, holder, fromMS(expires), now)
 	}
 	_, err = tx.ExecContext(ctx, `INSERT INTO leases (session_id, owner, acquired_at, expires_at) VALUES (?1, ?2, ?3, ?4)
