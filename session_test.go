@@ -33,6 +33,25 @@ func (f *failingStore) WriteStep(ctx context.Context, s session.Step) error {
 	return f.Memory.WriteStep(ctx, s)
 }
 
+// openReplay opens a workspace on o in a temporary directory, its model
+// scripted by o.Replay (Anthropic), and a new session in it; both are
+// closed when the test ends.
+func openReplay(t *testing.T, o strata.Options) (*strata.Workspace, *strata.Session) {
+	t.Helper()
+	o.Dir, o.ProviderName = t.TempDir(), "anthropic"
+	ws, err := strata.Open(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return ws, s
+}
+
 // A step the store cannot write stops the loop before its next step and
 // fails the prompt with an error naming the session and wrapping the
 // store's: the assistant message asking for a tool is not stored, so the
@@ -54,16 +73,7 @@ func TestPromptFailsWhenAStepIsNotRecorded(t *testing.T) {
 	}
 	store := &failingStore{Memory: session.NewMemory(), failAt: 1}
 	ctx := t.Context()
-	ws, err := strata.Open(ctx, strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", Store: store,
-		Replay: []replay.Response{call, text}, Tools: []tool.Tool{count}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(ctx, strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	_, s := openReplay(t, strata.Options{Store: store, Replay: []replay.Response{call, text}, Tools: []tool.Tool{count}})
 	_, err = s.Prompt(ctx, "count once")
 	if !errors.Is(err, errDiskFull) || !strings.Contains(err.Error(), "session "+s.ID()) {
 		t.Fatalf("Prompt: %v; want an error naming session %s wrapping %v", err, s.ID(), errDiskFull)
@@ -87,16 +97,7 @@ func TestSessionHoldsItsWriterLease(t *testing.T) {
 		t.Fatal(err)
 	}
 	ctx := t.Context()
-	ws, err := strata.Open(ctx, strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", Store: session.NewMemory(),
-		Replay: []replay.Response{text, text}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	a, err := ws.NewSession(ctx, strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	ws, a := openReplay(t, strata.Options{Store: session.NewMemory(), Replay: []replay.Response{text, text}})
 	if _, err := a.Prompt(ctx, "hi"); err != nil {
 		t.Fatal(err)
 	}
