@@ -2,6 +2,8 @@ package main
 
 import (
 	"bytes"
+	"database/sql"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -82,5 +84,39 @@ func TestTwoProcessesOnOneSession(t *testing.T) {
 	want := "user:start assistant:Done. user:continue assistant:Done."
 	if strings.Join(got, " ") != want {
 		t.Errorf("stored history %q, want %q", strings.Join(got, " "), want)
+	}
+}
+
+// A step the session database refuses to store (a trigger aborts every new
+// message after the first run's) fails `run --session` with exit 1 and a
+// message naming the session, instead of a warning after a successful run;
+// the tool the unrecorded model call asked for does not run.
+func TestRunFailsWhenAStepIsNotStored(t *testing.T) {
+	streams, ws, data := t.TempDir(), t.TempDir(), t.TempDir()
+	env := []string{"STRATA_DATA_DIR=" + data}
+	answer := writeStream(t, streams, "answer.sse", llm.Usage{Input: 10, Output: 3}, llm.StopEndTurn, llm.TextBlock("Done."))
+	r := runCLI(t, ws, env, "run", "--replay", answer, "start")
+	m := sessionLine.FindStringSubmatch(r.stderr)
+	if r.code != 0 || m == nil {
+		t.Fatalf("first run exit %d: %s", r.code, r.stderr)
+	}
+	db, err := sql.Open("sqlite", filepath.Join(data, "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, err = db.Exec(`CREATE TRIGGER refuse BEFORE INSERT ON messages WHEN NEW.seq >= 3 BEGIN SELECT RAISE(ABORT, 'injected: disk full'); END`)
+	db.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	call := writeStream(t, streams, "call.sse", llm.Usage{Input: 10, Output: 3}, llm.StopToolUse,
+		llm.ToolUseBlock("toolu_w1", "execute_bash", json.RawMessage(`{"command":"echo ran >> ran.txt"}`)))
+	r = runCLI(t, ws, env, "run", "--session", m[1], "--replay", call+","+answer, "--approve", "all", "continue")
+	if r.code != 1 || !strings.Contains(r.stderr, "session "+m[1]) || !strings.Contains(r.stderr, "injected: disk full") ||
+		strings.Contains(r.stderr, "warning") {
+		t.Fatalf("exit %d; want 1 with an error naming session %s and the store's failure\nstderr: %s", r.code, m[1], r.stderr)
+	}
+	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
+		t.Errorf("the tool ran although its call was not stored")
 	}
 }
