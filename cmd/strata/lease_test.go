@@ -14,20 +14,29 @@ import (
 	"github.com/strata-agent/strata/session"
 )
 
+// storedSession runs `strata run --replay answer.sse start` in a new
+// workspace with its own session database and returns the directories
+// (authored streams, workspace, data), the answer stream ("Done.") and the
+// new session's id.
+func storedSession(t *testing.T) (streams, ws, data, answer, id string) {
+	t.Helper()
+	streams, ws, data = t.TempDir(), t.TempDir(), t.TempDir()
+	answer = writeStream(t, streams, "answer.sse", llm.Usage{Input: 10, Output: 3}, llm.StopEndTurn, llm.TextBlock("Done."))
+	r := runCLI(t, ws, []string{"STRATA_DATA_DIR=" + data}, "run", "--replay", answer, "start")
+	m := sessionLine.FindStringSubmatch(r.stderr)
+	if r.code != 0 || m == nil {
+		t.Fatalf("first run exit %d: %s", r.code, r.stderr)
+	}
+	return streams, ws, data, answer, m[1]
+}
+
 // Two processes running `strata run --session X` at once: exactly one runs
 // the prompt; the other exits 1 before any model call with a message naming
 // the session and saying another writer holds it. The stored history is the
 // first run's plus the winner's, in order: no splice.
 func TestTwoProcessesOnOneSession(t *testing.T) {
-	streams, ws, data := t.TempDir(), t.TempDir(), t.TempDir()
+	_, ws, data, answer, id := storedSession(t)
 	env := []string{"STRATA_DATA_DIR=" + data}
-	answer := writeStream(t, streams, "answer.sse", llm.Usage{Input: 10, Output: 3}, llm.StopEndTurn, llm.TextBlock("Done."))
-	r := runCLI(t, ws, env, "run", "--replay", answer, "start")
-	m := sessionLine.FindStringSubmatch(r.stderr)
-	if r.code != 0 || m == nil {
-		t.Fatalf("first run exit %d: %s", r.code, r.stderr)
-	}
-	id := m[1]
 
 	type proc struct {
 		cmd    *exec.Cmd
@@ -92,14 +101,8 @@ func TestTwoProcessesOnOneSession(t *testing.T) {
 // message naming the session, instead of a warning after a successful run;
 // the tool the unrecorded model call asked for does not run.
 func TestRunFailsWhenAStepIsNotStored(t *testing.T) {
-	streams, ws, data := t.TempDir(), t.TempDir(), t.TempDir()
+	streams, ws, data, answer, id := storedSession(t)
 	env := []string{"STRATA_DATA_DIR=" + data}
-	answer := writeStream(t, streams, "answer.sse", llm.Usage{Input: 10, Output: 3}, llm.StopEndTurn, llm.TextBlock("Done."))
-	r := runCLI(t, ws, env, "run", "--replay", answer, "start")
-	m := sessionLine.FindStringSubmatch(r.stderr)
-	if r.code != 0 || m == nil {
-		t.Fatalf("first run exit %d: %s", r.code, r.stderr)
-	}
 	db, err := sql.Open("sqlite", filepath.Join(data, "strata.db"))
 	if err != nil {
 		t.Fatal(err)
@@ -111,10 +114,10 @@ func TestRunFailsWhenAStepIsNotStored(t *testing.T) {
 	}
 	call := writeStream(t, streams, "call.sse", llm.Usage{Input: 10, Output: 3}, llm.StopToolUse,
 		llm.ToolUseBlock("toolu_w1", "execute_bash", json.RawMessage(`{"command":"echo ran >> ran.txt"}`)))
-	r = runCLI(t, ws, env, "run", "--session", m[1], "--replay", call+","+answer, "--approve", "all", "continue")
-	if r.code != 1 || !strings.Contains(r.stderr, "session "+m[1]) || !strings.Contains(r.stderr, "injected: disk full") ||
+	r := runCLI(t, ws, env, "run", "--session", id, "--replay", call+","+answer, "--approve", "all", "continue")
+	if r.code != 1 || !strings.Contains(r.stderr, "session "+id) || !strings.Contains(r.stderr, "injected: disk full") ||
 		strings.Contains(r.stderr, "warning") {
-		t.Fatalf("exit %d; want 1 with an error naming session %s and the store's failure\nstderr: %s", r.code, m[1], r.stderr)
+		t.Fatalf("exit %d; want 1 with an error naming session %s and the store's failure\nstderr: %s", r.code, id, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "ran.txt")); err == nil {
 		t.Errorf("the tool ran although its call was not stored")
