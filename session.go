@@ -57,6 +57,7 @@ type Session struct {
 	agent   *agent.Agent
 	bus     *event.Bus
 	rec     *session.Recorder
+	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
 
@@ -66,7 +67,14 @@ type Session struct {
 	mu      sync.Mutex
 	syncObs []*event.Observer // Stream's and Subscribe's inline observers
 	closed  bool
+	stop    context.CancelCauseFunc // cancels the running prompt (nil between prompts)
 }
+
+// A Session holds its stored session's writer lease (session.Hold) from
+// open to Close, so one session has one writer at a time: opening a session
+// another process (or another Session) holds fails with an error wrapping
+// session.ErrBusy, before any model call. A holder that dies without Close
+// blocks the session for at most session.LeaseTTL.
 
 // NewSession starts a new stored session with a new loop.
 func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session, error) {
@@ -106,10 +114,14 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 		return nil, err
 	}
 	s = &Session{ws: w, bus: event.NewBus(), release: func() {}}
+	built := s // s is nil once an error is returned
 	defer func() {
 		if err != nil {
-			s.bus.Close()
-			s.release()
+			built.bus.Close()
+			built.release()
+			if built.lease != nil {
+				built.lease.Release()
+			}
 		}
 	}()
 	if w.mcp != nil {
@@ -147,6 +159,9 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 			return nil, err
 		}
 		s.id = st.ID
+		if err := s.hold(ctx); err != nil {
+			return nil, err
+		}
 		if s.agent, err = agent.New(cfg); err != nil {
 			return nil, err
 		}
@@ -154,7 +169,7 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 		return nil, err
 	}
 	s.rec = session.NewRecorder(w.store, s.id)
-	s.bus.SubscribeSync(s.rec.Observer())
+	s.bus.SubscribeSync(s.record)
 	if o.OnEventSync != nil {
 		s.bus.SubscribeSync(o.OnEventSync)
 	}
@@ -173,6 +188,10 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		return &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
 	}
 	s.id = d.ID
+	// Read the history only once no other writer can add to it.
+	if err := s.hold(ctx); err != nil {
+		return err
+	}
 	loop, err := st.LatestLoop(ctx, d.ID)
 	if err != nil {
 		return &ConfigError{Err: fmt.Errorf("session %s has no loop to continue: %w", d.ID, err)}
@@ -203,6 +222,69 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		return err
 	}
 	s.pendingTurn = next - 1
+	return nil
+}
+
+// hold takes the session's writer lease; losing it later stops the running
+// prompt.
+func (s *Session) hold(ctx context.Context) error {
+	l, err := session.Hold(ctx, s.ws.store, s.id, 0, s.interrupt)
+	if err != nil {
+		return err // names the session (and the holder)
+	}
+	s.lease = l
+	return nil
+}
+
+// record stores e through the recorder; a failed write stops the running
+// prompt before the loop's next step (Prompt then returns the error).
+func (s *Session) record(e event.Event) {
+	if err := s.rec.Observe(context.Background(), e); err != nil {
+		s.interrupt(err)
+	}
+}
+
+// interrupt cancels the running prompt, if any, with cause err.
+func (s *Session) interrupt(err error) {
+	s.mu.Lock()
+	stop := s.stop
+	s.mu.Unlock()
+	if stop != nil {
+		stop(err)
+	}
+}
+
+// run runs f (one prompt of the loop) with a context record and the lease
+// can cancel, and fails it when a step could not be recorded or the lease
+// was lost: the session's history would otherwise differ from the loop's.
+func (s *Session) run(ctx context.Context, f func(context.Context) (*agent.Result, error)) (*agent.Result, error) {
+	if err := s.unrecorded(); err != nil {
+		return nil, err
+	}
+	ctx, stop := context.WithCancelCause(ctx)
+	defer stop(nil)
+	s.mu.Lock()
+	s.stop = stop
+	s.mu.Unlock()
+	res, err := f(ctx)
+	s.mu.Lock()
+	s.stop = nil
+	s.mu.Unlock()
+	if uerr := s.unrecorded(); uerr != nil {
+		return res, uerr
+	}
+	return res, err
+}
+
+// unrecorded returns why the session's store no longer matches its loop: a
+// failed recorder write or a lost lease (nil when neither happened).
+func (s *Session) unrecorded() error {
+	if err := s.rec.Err(); err != nil {
+		return fmt.Errorf("session %s: a step could not be stored, so the prompt stopped: %w", s.id, err)
+	}
+	if err := s.lease.Err(); err != nil {
+		return fmt.Errorf("session %s: the prompt stopped: %w", s.id, err)
+	}
 	return nil
 }
 
@@ -345,14 +427,17 @@ func (s *Session) ResumePendingWith(ctx context.Context, o agent.ResumeOptions) 
 	if o.ReadOnly == nil {
 		o.ReadOnly = func(c llm.Block) bool { return readOnlyBuiltins[c.Name] }
 	}
-	return s.agent.Resume(ctx, s.pendingTurn, p, o)
+	return s.run(ctx, func(ctx context.Context) (*agent.Result, error) { return s.agent.Resume(ctx, s.pendingTurn, p, o) })
 }
 
 // Prompt runs one user turn: text (and attachments, e.g. image blocks) as
 // the user message, then model calls and tool calls until the model ends
 // its turn or a limit is hit. Errors are the loop's (agent.ErrMaxTurns,
 // agent.ErrDenied, a provider's *llm.APIError, ctx.Err(), …); ErrClosed
-// after Close.
+// after Close. A step the store failed to write (or a lost writer lease)
+// stops the loop before its next step and fails the prompt with an error
+// naming the session and wrapping the store's; every later Prompt fails
+// with it too, since the stored history no longer matches the loop's.
 func (s *Session) Prompt(ctx context.Context, text string, attachments ...llm.Block) (*agent.Result, error) {
 	s.mu.Lock()
 	closed := s.closed
@@ -360,7 +445,7 @@ func (s *Session) Prompt(ctx context.Context, text string, attachments ...llm.Bl
 	if closed {
 		return nil, ErrClosed
 	}
-	return s.agent.PromptWith(ctx, text, attachments)
+	return s.run(ctx, func(ctx context.Context) (*agent.Result, error) { return s.agent.PromptWith(ctx, text, attachments) })
 }
 
 // Stream runs Prompt and yields its events as they happen, ending with the
@@ -432,9 +517,10 @@ func (s *Session) Steer(text string) { s.agent.Steer(text) }
 // SetMode changes the approval mode for the next prompts.
 func (s *Session) SetMode(m agent.Mode) { s.agent.SetMode(m) }
 
-// Close flushes the event observers, stops the session's own MCP servers
-// and returns the recorder's first write error (the session was then not
-// fully recorded), if any. Close is idempotent.
+// Close flushes the event observers, stops the session's own MCP servers,
+// releases the session's writer lease and returns the recorder's first
+// write error (the session was then not fully recorded), if any. Close is
+// idempotent.
 func (s *Session) Close() error {
 	s.mu.Lock()
 	if s.closed {
@@ -445,8 +531,12 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.bus.Close()
 	s.release()
+	lerr := s.lease.Release()
 	if err := s.rec.Err(); err != nil {
 		return fmt.Errorf("session %s was not fully recorded: %w", s.id, err)
+	}
+	if lerr != nil {
+		return fmt.Errorf("session %s: %w", s.id, lerr)
 	}
 	return nil
 }

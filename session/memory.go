@@ -30,6 +30,14 @@ type Memory struct {
 	sessions map[string]*Session
 	loops    map[string]*memLoop
 	created  int // loops created so far; orders loops created in the same millisecond
+	leases   map[string]memLease
+	clock    func() time.Time // leases' clock; nil = time.Now (tests set it)
+}
+
+// memLease is a session's writer lease (Store.Acquire).
+type memLease struct {
+	owner   string
+	expires time.Time
 }
 
 var _ Store = (*Memory)(nil)
@@ -55,7 +63,7 @@ type memPart struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}}
+	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}, leases: map[string]memLease{}}
 }
 
 // Close implements Store: it drops everything stored; every method fails
@@ -63,7 +71,7 @@ func NewMemory() *Memory {
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed, m.sessions, m.loops = true, nil, nil
+	m.closed, m.sessions, m.loops, m.leases = true, nil, nil, nil
 	return nil
 }
 

@@ -9,13 +9,14 @@ import (
 // SchemaVersion is the schema version this package reads and writes, kept in
 // the database's PRAGMA user_version. Open migrates older files up to it and
 // refuses newer ones.
-const SchemaVersion = 1
+const SchemaVersion = 2
 
 // migrations[v] migrates a database at version v to version v+1, inside the
 // transaction Open holds. Append to it (never edit a released step) and bump
 // SchemaVersion.
 var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate0to1,
+	migrate1to2,
 }
 
 // migrate brings db to SchemaVersion in one immediate transaction, so that two
@@ -123,4 +124,20 @@ CREATE INDEX messages_turn ON messages(loop_id, turn_index);
 		return err
 	}
 	return nil
+}
+
+// migrate1to2 adds the writer leases (Store.Acquire): one row per leased
+// session, owner the holder's id, expires_at Unix milliseconds after which
+// another owner may take it.
+func migrate1to2(ctx context.Context, tx *sql.Tx) error {
+	const ddl = `
+CREATE TABLE leases (
+	session_id  TEXT PRIMARY KEY REFERENCES sessions(id) ON DELETE CASCADE,
+	owner       TEXT NOT NULL,
+	acquired_at INTEGER NOT NULL,
+	expires_at  INTEGER NOT NULL
+);
+`
+	_, err := tx.ExecContext(ctx, ddl)
+	return err
 }

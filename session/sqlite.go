@@ -24,8 +24,9 @@ const BusyTimeout = 10 * time.Second
 // same file (readers never block the writer nor each other; writers wait up
 // to BusyTimeout for each other). Open it with Open.
 type SQLite struct {
-	db   *sql.DB
-	path string
+	db    *sql.DB
+	path  string
+	clock func() time.Time // leases' clock; nil = time.Now (tests set it)
 }
 
 // DefaultPath returns where strata keeps its session database:

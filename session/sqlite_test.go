@@ -2,6 +2,8 @@ package session
 
 import (
 	"database/sql"
+	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -27,7 +29,7 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := pragma(t, s.db, "user_version"); v != "1" {
+	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
 		t.Errorf("user_version %s", v)
 	}
 	if m := pragma(t, s.db, "journal_mode"); m != "wal" {
@@ -47,7 +49,7 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 		tables = append(tables, n)
 	}
 	rows.Close()
-	if strings.Join(tables, ",") != "loops,messages,sessions,turns" {
+	if strings.Join(tables, ",") != "leases,loops,messages,sessions,turns" {
 		t.Errorf("tables %v", tables)
 	}
 	// The journal mode is the file's: a plain connection sees WAL too.
@@ -98,7 +100,7 @@ func TestMigrateFromVersion0(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := pragma(t, s.db, "user_version"); v != "1" {
+	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
 		t.Errorf("user_version %s after migration", v)
 	}
 	var n int
@@ -138,7 +140,8 @@ func TestDefaultPath(t *testing.T) {
 // A database written at schema version 1 by the SQLite store as it was before
 // the Store interface (testdata/schema1.sql) opens unchanged and reads the
 // same: sessions, history, a branch, the tool calls a crash cut off. The
-// write path continues it: a resume completes the cut-off turn in place.
+// write path continues it: a resume completes the cut-off turn in place,
+// under a writer lease (the leases table the migration added).
 func TestOpenReadsSchema1Database(t *testing.T) {
 	dump, err := os.ReadFile("testdata/schema1.sql")
 	if err != nil {
@@ -154,7 +157,7 @@ func TestOpenReadsSchema1Database(t *testing.T) {
 	}
 	raw.Close()
 	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != "1" {
+	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
 		t.Errorf("user_version %s", v)
 	}
 	ctx := t.Context()
@@ -207,6 +210,12 @@ func TestOpenReadsSchema1Database(t *testing.T) {
 		if e.Kind == event.TurnEnd {
 			break
 		}
+	}
+	if err := s.Acquire(ctx, "5e551011bbbb0002", "resumer", LeaseTTL); err != nil {
+		t.Fatalf("lease in the old file: %v", err)
+	}
+	if err := s.Acquire(ctx, "5e551011bbbb0002", "other", LeaseTTL); !errors.Is(err, ErrBusy) {
+		t.Fatalf("second lease in the old file: %v; want ErrBusy", err)
 	}
 	feed(t, s, "5e551011bbbb0002", rest)
 	if p, _ := s.Pending(ctx, "crash000"); p != nil {

@@ -122,6 +122,22 @@ type Store interface {
 
 	Writer
 
+	// Acquire takes, or renews, the writer lease on session sessionID (a
+	// full id) for owner until now+ttl: one writer per session at a time,
+	// so two processes never interleave their steps in one history. It
+	// succeeds when the session has no lease, owner holds it, the holder's
+	// lease has expired, or the holder is a NewOwner id of a process on this
+	// host that no longer runs (a holder that died); otherwise it fails
+	// with an error wrapping ErrBusy naming the session and the holder. An
+	// unknown session gives ErrNotFound; an empty owner or ttl ≤ 0 an error.
+	// Hold wraps Acquire with renewal; WriteStep does not check leases
+	// (holding one is the caller's protocol).
+	Acquire(ctx context.Context, sessionID, owner string, ttl time.Duration) error
+
+	// Release drops owner's lease on session sessionID; a lease held by
+	// another owner (or none) is left alone, without error.
+	Release(ctx context.Context, sessionID, owner string) error
+
 	// Close releases the store. Recorders writing to it must not be used
 	// afterwards.
 	Close() error

@@ -193,12 +193,27 @@ func startACP(t *testing.T, ws, data string, c *sdkClient, args ...string) *sdk.
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() })
+	var once sync.Once
+	stop := func() { once.Do(func() { in.Close(); cmd.Process.Kill(); cmd.Wait() }) }
+	t.Cleanup(stop)
 	conn := sdk.NewClientSideConnection(c, in, out)
+	acpStops.Store(conn, stop)
 	if _, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber}); err != nil {
 		t.Fatal(err)
 	}
 	return conn
+}
+
+// acpStops maps a connection startACP made to the function that ends its
+// server process.
+var acpStops sync.Map
+
+// stopACP ends conn's server process (and waits for it), releasing the
+// writer leases of the sessions it had open, as an editor closing its agent.
+func stopACP(conn *sdk.ClientSideConnection) {
+	if f, ok := acpStops.Load(conn); ok {
+		f.(func())()
+	}
 }
 
 // Under the SDK's client: cancelling mid-stream ends the prompt "cancelled";
@@ -218,7 +233,9 @@ func TestACPCancelAndLoad(t *testing.T) {
 	}
 	n := len(c.updates)
 
-	// session/load in a new server process replays the stored turns.
+	// session/load in a new server process replays the stored turns (once
+	// the first process, which holds the session, has ended).
+	stopACP(conn)
 	c2 := &sdkClient{}
 	conn2 := startACP(t, ws, data, c2)
 	if _, err := conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}}); err != nil {
@@ -418,8 +435,10 @@ func TestACPClientMCPServer(t *testing.T) {
 	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("/args-prompt city=Paris")}}); err != nil {
 		t.Fatal(err)
 	}
+	stopACP(conn) // it holds the session
 	c2 := &sdkClient{}
-	if _, err := startACP(t, ws, data, c2).LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}}); err != nil {
+	conn = startACP(t, ws, data, c2)
+	if _, err := conn.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)
 	}
 	var users []string
@@ -485,6 +504,7 @@ func TestACPPromptImage(t *testing.T) {
 	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("what is this?"), img}}); err != nil {
 		t.Fatal(err)
 	}
+	stopACP(conn) // it holds the session
 	c2 := &sdkClient{}
 	if _, err := startACP(t, ws, data, c2).LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: ws, McpServers: []sdk.McpServer{}}); err != nil {
 		t.Fatal(err)

@@ -198,8 +198,12 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	res, runErr := body(ctx, s)
-	if err := s.Close(); err != nil {
-		fmt.Fprintf(os.Stderr, "strata: warning: %v\n", err)
+	// A step that was not stored fails the run (exit 1): the next
+	// continuation would send a history the model never saw.
+	if err := s.Close(); err != nil && runErr == nil {
+		runErr = err
+	} else if err != nil {
+		fmt.Fprintf(os.Stderr, "strata: %v\n", err)
 	}
 	out.finish()
 	if f.format == "text" && res != nil {
