@@ -102,7 +102,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "stop when the loop has used this many tokens (0 = no cap)")
 	fl.BoolVar(&f.compact, "compact", false, "detach old turns into frozen conversation-history chunks (docs/panels.md: chunks ≥ 25 messages and 5,000 tokens, ≥ 25 messages and 7,500 tokens kept live)")
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
-	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay: pause this long before each streamed event (to watch or cancel a stream)")
+	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay or the offline demo: pause this long before each streamed event (to watch or cancel a stream)")
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", llm.DefaultStreamIdleTimeout,
 		"fail a model call when the server sends nothing for this long (0 = no limit)")
