@@ -30,7 +30,7 @@ type providerChoice struct {
 	given llm.Provider
 	model string
 	opts  providers.Options
-	srv   *replay.Server // Options.Replay's server
+	srv   *replay.Server // the server of Options.Replay or Options.Respond
 }
 
 func (p providerChoice) close() {
@@ -85,8 +85,8 @@ func chooseProvider(o Options, agentModel string) (providerChoice, error) {
 			return providerChoice{}, &ConfigError{Err: fmt.Errorf("provider: %w; openai is accepted for openai-chat", err)}
 		}
 		spec = s
-	case len(o.Replay) > 0:
-		return providerChoice{}, configErrorf("Options.Replay needs Options.ProviderName: the wire format of the responses")
+	case len(o.Replay) > 0 || o.Respond != nil:
+		return providerChoice{}, configErrorf("Options.Replay and Options.Respond need Options.ProviderName: the wire format of the responses")
 	default:
 		s, ok := providers.FromEnv()
 		if !ok {
@@ -95,8 +95,11 @@ func chooseProvider(o Options, agentModel string) (providerChoice, error) {
 		spec = s
 	}
 	pc := providerChoice{name: spec.Name, spec: spec, opts: providers.Options{APIKey: o.APIKey, BaseURL: o.BaseURL, MaxRetries: 2, Limits: o.Limits}}
-	if len(o.Replay) > 0 {
+	if len(o.Replay) > 0 || o.Respond != nil {
 		srv, err := replay.NewServer(o.Replay...)
+		if len(o.Replay) == 0 {
+			srv, err = replay.NewResponder(o.Respond)
+		}
 		if err != nil {
 			return providerChoice{}, err
 		}
@@ -172,7 +175,7 @@ func checkAWSCredentials() error {
 }
 
 // ReplayURL returns the base URL of the loopback server playing
-// Options.Replay ("" when there is none).
+// Options.Replay or Options.Respond ("" when there is none).
 func (w *Workspace) ReplayURL() string {
 	if w.prov.srv == nil {
 		return ""
@@ -307,7 +310,7 @@ var ownModelID = map[string]*regexp.Regexp{
 // checkModel reports whether chooseProvider should warn about unknown model
 // ids: not for a replay or a base URL given in Options (such servers name
 // their models as they like).
-func checkModel(o Options) bool { return len(o.Replay) == 0 && o.BaseURL == "" }
+func checkModel(o Options) bool { return len(o.Replay) == 0 && o.Respond == nil && o.BaseURL == "" }
 
 // providerModel maps model for provider (ModelForProvider) and, when check
 // is set and warn non-nil, warns about an id that is neither mapped nor

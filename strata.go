@@ -91,6 +91,11 @@ type Options struct {
 	// provider's real SDK instead of calling the provider (offline runs and
 	// tests; see llm/replay). ProviderName must name their wire format.
 	Replay []replay.Response
+	// Respond, when set (and Replay is empty), is served on 127.0.0.1 the
+	// same way but answers each request with Respond(request): for scripted
+	// conversations whose order is not fixed (replay.NewResponder). The
+	// server lives as long as the workspace.
+	Respond func(replay.Request) replay.Response
 	// Model is the model id ("" = the agent file's model, else the
 	// provider's default).
 	Model string

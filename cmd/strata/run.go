@@ -297,16 +297,14 @@ func chooseReplay(f runFlags, o *strata.Options) error {
 	if _, ok := strata.ProviderFromEnv(); ok {
 		return nil
 	}
-	url, err := demo.URL(f.replayDelay)
-	if err != nil {
-		return err
-	}
 	wd, _ := os.Getwd()
 	fmt.Fprintf(os.Stderr, "strata: no API key set, so this is an OFFLINE REPLAY: the model's words are a recorded demo\n"+
 		"        served by llm/replay on 127.0.0.1; the tool calls run for real in %s.\n"+
 		"        Your prompt is not read by a model: every prompt gets the same list-and-read answer.\n"+
 		"        To use a real model set ANTHROPIC_API_KEY or OPENAI_API_KEY (or pass --provider).\n", wd)
-	o.ProviderName, o.BaseURL, o.APIKey = "anthropic", url, "strata-demo"
+	delay := f.replayDelay
+	o.ProviderName = "anthropic"
+	o.Respond = func(r replay.Request) replay.Response { return demo.Respond(r, delay) }
 	if o.Model == "" {
 		o.Model = demo.Model
 	}

@@ -16,7 +16,6 @@ import (
 	"net/http"
 	"regexp"
 	"strconv"
-	"sync"
 	"time"
 
 	"github.com/strata-agent/strata/llm"
@@ -150,29 +149,4 @@ func authored(n, step int) (replay.Response, error) {
 	}
 	r.Source = fmt.Sprintf("demo prompt %d step %d", n, step)
 	return r, nil
-}
-
-var served struct {
-	sync.Once
-	url string
-	err error
-}
-
-// URL starts the demo's responder on 127.0.0.1 (replay.NewResponder
-// answering with Respond; delay is slept before each streamed event) the
-// first time it is called and returns its base URL, e.g.
-// "http://127.0.0.1:43127"; later calls return the same URL and ignore
-// delay. The server lives until the process exits: a CLI opens a workspace
-// per session (chat, acp) and they all share it. Errors: the listen error.
-// Safe for concurrent use.
-func URL(delay time.Duration) (string, error) {
-	served.Do(func() {
-		srv, err := replay.NewResponder(func(r replay.Request) replay.Response { return Respond(r, delay) })
-		if err != nil {
-			served.err = fmt.Errorf("demo: %w", err)
-			return
-		}
-		served.url = srv.URL()
-	})
-	return served.url, served.err
 }
