@@ -102,13 +102,6 @@ func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id s
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
 	}
-	hist, err := st.History(ctx, loop)
-	if err != nil {
-		return nil, err
-	}
-	next, err := st.NextTurnIndex(ctx, loop)
-	if err != nil {
-		return nil, err
-	}
-	return agent.Restore(cfg, loop, hist, next)
+	a, _, err := restoreLoop(ctx, st, cfg, loop)
+	return a, err
 }

@@ -203,15 +203,8 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		}
 		loop = nl
 	}
-	hist, err := st.History(ctx, loop)
-	if err != nil {
-		return err
-	}
-	next, err := st.NextTurnIndex(ctx, loop)
-	if err != nil {
-		return err
-	}
-	if s.agent, err = agent.Restore(cfg, loop, hist, next); err != nil {
+	var next int
+	if s.agent, next, err = restoreLoop(ctx, st, cfg, loop); err != nil {
 		return err
 	}
 	if branchAfter >= 0 {
@@ -223,6 +216,22 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	}
 	s.pendingTurn = next - 1
 	return nil
+}
+
+// restoreLoop returns an agent with cfg continuing the stored loop (its
+// history replayed through the layout by agent.Restore) and the index of its
+// next turn.
+func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop string) (*agent.Agent, int, error) {
+	hist, err := st.History(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	next, err := st.NextTurnIndex(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	a, err := agent.Restore(cfg, loop, hist, next)
+	return a, next, err
 }
 
 // hold takes the session's writer lease; losing it later stops the running
