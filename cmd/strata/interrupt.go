@@ -1,7 +1,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -10,8 +9,6 @@ import (
 	"sync/atomic"
 
 	"github.com/spf13/cobra"
-
-	"github.com/strata-agent/strata/session"
 )
 
 // exitInterrupted is the exit status of a run or chat stopped by Ctrl-C
@@ -57,41 +54,25 @@ func watchInterrupt(c *cobra.Command) *interruptWatch {
 	return w
 }
 
+// interruptedError is how drive ends a run that SIGINT cancelled: it names
+// the session the run was in, so the hint resumes exactly that one.
+type interruptedError struct {
+	session string
+	err     error
+}
+
+func (e *interruptedError) Error() string { return e.err.Error() }
+func (e *interruptedError) Unwrap() error { return e.err }
+
 // interrupted reports whether err ends a command that SIGINT stopped; if so
-// it prints how to resume the session on stderr (the latest session of the
-// command's database, in this directory for run and chat).
-func (w *interruptWatch) interrupted(ctx context.Context, c *cobra.Command, err error, stderr io.Writer) bool {
+// it prints how to resume the session the command ran on stderr.
+func (w *interruptWatch) interrupted(err error, stderr io.Writer) bool {
 	w.stop()
-	if !w.got.Load() || err == nil || !errors.Is(err, context.Canceled) {
+	var ie *interruptedError
+	if !w.got.Load() || !errors.As(err, &ie) {
 		return false
 	}
 	fmt.Fprintln(stderr, "strata: interrupted")
-	if id := lastSession(ctx, c); id != "" {
-		fmt.Fprintf(stderr, "resume with: strata sessions resume %s\n", id)
-	}
+	fmt.Fprintf(stderr, "resume with: strata sessions resume %s\n", ie.session)
 	return true
-}
-
-// lastSession returns the id of the session most recently updated in c's
-// session database (--db), in the working directory for run and chat; ""
-// when it cannot tell.
-func lastSession(ctx context.Context, c *cobra.Command) string {
-	db := ""
-	if fl := c.Flags().Lookup("db"); fl != nil {
-		db = fl.Value.String()
-	}
-	st, err := openStore(db)
-	if err != nil {
-		return ""
-	}
-	defer st.Close()
-	opts := session.ListOptions{Limit: 1}
-	if c.Name() == "run" || c.Name() == "chat" {
-		opts.Cwd, _ = os.Getwd()
-	}
-	ss, err := st.ListSessions(ctx, opts)
-	if err != nil || len(ss) == 0 {
-		return ""
-	}
-	return ss[0].ID
 }

@@ -7,7 +7,6 @@
 package main
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
@@ -43,7 +42,7 @@ func execute(args []string) int {
 	c, _, _ := root.Find(args)
 	watch := watchInterrupt(c)
 	err := root.Execute()
-	if watch.interrupted(context.Background(), c, err, os.Stderr) {
+	if watch.interrupted(err, os.Stderr) {
 		return exitInterrupted
 	}
 	if err == nil {

@@ -211,6 +211,9 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · session %s]\n",
 			ws.ProviderName(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, s.ID())
 	}
+	if ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
+		return &interruptedError{session: s.ID(), err: runErr}
+	}
 	if errors.Is(runErr, agent.ErrMaxTurns) {
 		return fmt.Errorf("agent stopped: max turns %d reached", f.maxTurns)
 	}
