@@ -25,32 +25,42 @@ func newBenchCmd() *cobra.Command {
 		Use:   "bench",
 		Short: "Measure layouts: 'bench cache' prices them, 'bench assemble' times them, on recorded trajectories",
 	}
-	var dir, provider, model, scenario, format, report string
-	var layouts []string
+	var o benchCacheOptions
 	cache := &cobra.Command{
 		Use:   "cache --trajectories DIR",
 		Short: "Price every layout, the oracle and the observed usage on recorded trajectories",
-		Long: `Turn every *.traj.json in DIR into a session (scenario append: the history as
-recorded; managed: files the agent read become working-file context items, refreshed
-when it edits them — see the README for the rules), assemble every call with each
+		Long: `Turn every *.traj.json in DIR into a session, assemble every call with each
 layout, run the provider's prompt-cache simulator over the requests and price them.
 
-The oracle is the lowest cost any layout's requests allow (every repeated block read
-from the cache): each layout is reported as a multiple of it. Observed is what the
-recording's provider reported.`,
+Scenarios: append (the history as recorded); managed (files the agent read become
+working-file context items, refreshed when it edits them); paced (append with a
+person's idle gaps: a pause of --pause-length after every --pause-every calls, or at
+random at that mean rate with --pause-seed); parallel (append with --parallel
+consecutive tool calls merged into one response). --agent FILE adds a real kiro agent's
+static context (prompt, tools, resources, steering, skills) to every call. "all" runs
+every scenario (or provider) in one go. See the README for the rules.
+
+The oracle is the lowest cost any layout's requests allow under the simulator's rules
+(TTL, minimum, granularity): each layout is reported as a multiple of it. Observed is
+what the recording's provider reported.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return benchCache(os.Stdout, os.Stderr, dir, provider, model, scenario, format, report, layouts)
+			return benchCache(os.Stdout, os.Stderr, o)
 		},
 	}
 	fl := cache.Flags()
-	fl.StringVar(&dir, "trajectories", "", "directory of *.traj.json files (required)")
-	fl.StringVar(&provider, "provider", "anthropic", "cache simulator: "+simProviderNames)
-	fl.StringVar(&model, "model", "", "price-table model, any id of cachesim/prices.json (default per provider, e.g. claude-sonnet-4-5)")
-	fl.StringVar(&scenario, "scenario", "managed", "append or managed")
-	fl.StringSliceVar(&layouts, "layouts", []string{"flat", "kiro", "panels", "tiered", "cachefit"}, "layouts to price")
-	fl.StringVar(&format, "format", "table", "table or json")
-	fl.StringVar(&report, "report", "", "also write an HTML report with charts to this file")
+	fl.StringVar(&o.dir, "trajectories", "", "directory of *.traj.json files (required)")
+	fl.StringVar(&o.provider, "provider", "anthropic", "cache simulator: "+simProviderNames+", or all (anthropic, bedrock, openai, gemini)")
+	fl.StringVar(&o.model, "model", "", "price-table model, any id of cachesim/prices.json (default per provider, e.g. claude-sonnet-4-5)")
+	fl.StringVar(&o.scenario, "scenario", "managed", "append, managed, paced, parallel, or all")
+	fl.StringSliceVar(&o.layouts, "layouts", []string{"all"}, "layouts to price (all = every registered layout: seeds, peers, cachefit)")
+	fl.StringVar(&o.format, "format", "table", "table or json")
+	fl.StringVar(&o.report, "report", "", "also write an HTML report with charts to this file")
+	fl.StringVar(&o.agent, "agent", "", "kiro agent file whose static context every call carries")
+	fl.IntVar(&o.pauseEvery, "pause-every", benchcache.DefaultPauseEvery, "paced: calls between pauses (mean, with --pause-seed); 0 = no pauses")
+	fl.DurationVar(&o.pauseLength, "pause-length", benchcache.DefaultPauseLength, "paced: idle time added per pause")
+	fl.Uint64Var(&o.pauseSeed, "pause-seed", 0, "paced: 0 = a pause after every --pause-every calls; else seeded random pauses at that mean rate")
+	fl.IntVar(&o.parallel, "parallel", benchcache.DefaultParallel, "parallel: tool calls merged into one response (≥ 2)")
 	cmd.AddCommand(cache, newBenchAssembleCmd())
 	return cmd
 }
@@ -67,7 +77,14 @@ func newBenchAssembleCmd() *cobra.Command {
 			if rounds < 1 {
 				return usagef("--rounds %d: want at least 1", rounds)
 			}
-			sessions, sc, err := loadBenchSessions(dir, scenario, format)
+			if err := checkBenchFlags(dir, format); err != nil {
+				return err
+			}
+			sc, err := benchcache.ParseScenario(scenario)
+			if err != nil {
+				return usageError{fmt.Errorf("--scenario: %w", err)}
+			}
+			sessions, err := loadBenchSessions(dir, sc, benchcache.Derivation{})
 			if err != nil {
 				return err
 			}
@@ -92,95 +109,190 @@ func newBenchAssembleCmd() *cobra.Command {
 	}
 	fl := c.Flags()
 	fl.StringVar(&dir, "trajectories", "", "directory of *.traj.json files (required)")
-	fl.StringVar(&scenario, "scenario", "managed", "append or managed")
+	fl.StringVar(&scenario, "scenario", "managed", "append, managed, paced or parallel")
 	fl.StringSliceVar(&layouts, "layouts", []string{"flat", "kiro", "panels", "tiered", "cachefit"}, "layouts to time")
 	fl.IntVar(&rounds, "rounds", 1, "times to repeat the whole run")
 	fl.StringVar(&format, "format", "table", "table or json")
 	return c
 }
 
-// loadBenchSessions checks the flags the bench commands share (--trajectories,
-// --scenario, --format table|json) and derives the sessions.
-func loadBenchSessions(dir, scenario, format string) ([]*benchcache.Session, benchcache.Scenario, error) {
+// checkBenchFlags checks the flags the bench commands share
+// (--trajectories, --format table|json).
+func checkBenchFlags(dir, format string) error {
 	if dir == "" {
-		return nil, "", usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
+		return usagef("--trajectories DIR is required (e.g. ../shared/data/trajectories/mini-swe-agent/train)")
 	}
 	if format != "table" && format != "json" {
-		return nil, "", usagef("unknown --format %q (valid: table, json)", format)
+		return usagef("unknown --format %q (valid: table, json)", format)
 	}
-	sc := benchcache.Scenario(scenario)
-	if sc != benchcache.Append && sc != benchcache.Managed {
-		return nil, "", usagef("unknown --scenario %q (valid: append, managed)", scenario)
-	}
-	sessions, err := benchcache.LoadDir(dir, sc)
-	if err != nil {
-		return nil, "", usageError{fmt.Errorf("--trajectories: %w", err)}
-	}
-	return sessions, sc, nil
+	return nil
 }
 
-func benchCache(stdout, stderr io.Writer, dir, provider, model, scenario, format, report string, layouts []string) error {
-	provider, err := simProvider(provider)
+// loadBenchSessions derives the sessions of dir in scenario sc.
+func loadBenchSessions(dir string, sc benchcache.Scenario, d benchcache.Derivation) ([]*benchcache.Session, error) {
+	sessions, err := benchcache.LoadDirWith(dir, sc, d)
+	if err != nil {
+		return nil, usageError{fmt.Errorf("--trajectories: %w", err)}
+	}
+	return sessions, nil
+}
+
+// benchCacheOptions are the flags of `bench cache`.
+type benchCacheOptions struct {
+	dir, provider, model, scenario, format, report, agent string
+	layouts                                               []string
+	pauseEvery, parallel                                  int
+	pauseLength                                           time.Duration
+	pauseSeed                                             uint64
+}
+
+// benchProviders are the simulators `--provider all` runs.
+var benchProviders = []string{"anthropic", "bedrock", "openai", "gemini"}
+
+// plan turns the flags into the scenarios, providers, layouts and
+// derivation to run, or a usage error naming the flag.
+func (o benchCacheOptions) plan() ([]benchcache.Scenario, []string, []string, benchcache.Derivation, error) {
+	var d benchcache.Derivation
+	if err := checkBenchFlags(o.dir, o.format); err != nil {
+		return nil, nil, nil, d, err
+	}
+	scenarios := benchcache.Scenarios
+	if o.scenario != "all" {
+		sc, err := benchcache.ParseScenario(o.scenario)
+		if err != nil {
+			return nil, nil, nil, d, usageError{fmt.Errorf("--scenario: %w", err)}
+		}
+		scenarios = []benchcache.Scenario{sc}
+	}
+	providers := benchProviders
+	if o.provider != "all" {
+		p, err := simProvider(o.provider)
+		if err != nil {
+			return nil, nil, nil, d, err
+		}
+		providers = []string{p}
+	}
+	if o.model != "" && len(providers) > 1 {
+		return nil, nil, nil, d, usagef("--model %q with --provider all: one model cannot be priced under every provider; pick a provider", o.model)
+	}
+	if err := checkPricedModel(o.model); err != nil {
+		return nil, nil, nil, d, err
+	}
+	layouts := o.layouts
+	if len(layouts) == 1 && layouts[0] == "all" {
+		layouts = benchcache.AllLayouts()
+	}
+	switch {
+	case o.pauseEvery < 0:
+		return nil, nil, nil, d, usagef("--pause-every %d: want ≥ 0 (0 = no pauses)", o.pauseEvery)
+	case o.pauseLength < 0:
+		return nil, nil, nil, d, usagef("--pause-length %s: want ≥ 0", o.pauseLength)
+	case o.parallel < 2:
+		return nil, nil, nil, d, usagef("--parallel %d: want ≥ 2", o.parallel)
+	}
+	d.Pacing = benchcache.Pacing{Every: o.pauseEvery, Length: o.pauseLength, Seed: o.pauseSeed}
+	if o.pauseEvery == 0 {
+		d.Pacing.Every = -1
+	}
+	d.Parallel = o.parallel
+	if o.agent != "" {
+		s, err := benchcache.LoadStatic(o.agent)
+		if err != nil {
+			return nil, nil, nil, d, usageError{err}
+		}
+		d.Static = s
+	}
+	return scenarios, providers, layouts, d, nil
+}
+
+func benchCache(stdout, stderr io.Writer, o benchCacheOptions) error {
+	scenarios, providers, layouts, d, err := o.plan()
 	if err != nil {
 		return err
 	}
-	if err := checkPricedModel(model); err != nil {
-		return err
-	}
-	if report != "" {
-		if err := checkWritable(report); err != nil {
-			return usageError{fmt.Errorf("--report %s: %w", report, err)}
+	if o.report != "" {
+		if err := checkWritable(o.report); err != nil {
+			return usageError{fmt.Errorf("--report %s: %w", o.report, err)}
 		}
 	}
-	sessions, sc, err := loadBenchSessions(dir, scenario, format)
-	if err != nil {
-		return err
-	}
-	t0 := time.Now()
-	rep, err := benchcache.Run(sessions, sc, benchcache.Options{Provider: provider, Model: model, Layouts: layouts,
-		Progress: progressBar(stderr, "pricing")})
-	if err != nil {
-		if strings.Contains(err.Error(), "unknown provider") || strings.Contains(err.Error(), "no price") || strings.Contains(err.Error(), "layout") && !strings.Contains(err.Error(), "call") {
-			return usageError{err}
+	var reps []*benchcache.Report
+	for _, sc := range scenarios {
+		sessions, err := loadBenchSessions(o.dir, sc, d)
+		if err != nil {
+			return err
 		}
-		return err
+		for _, provider := range providers {
+			t0 := time.Now()
+			rep, err := benchcache.Run(sessions, sc, benchcache.Options{Provider: provider, Model: o.model, Layouts: layouts,
+				Derivation: d, Progress: progressBar(stderr, fmt.Sprintf("pricing %s/%s", sc, provider))})
+			if err != nil {
+				if strings.Contains(err.Error(), "unknown provider") || strings.Contains(err.Error(), "no price") || strings.Contains(err.Error(), "layout") && !strings.Contains(err.Error(), "call") {
+					return usageError{err}
+				}
+				return err
+			}
+			fmt.Fprintf(stderr, "priced %d trajectories × %d layouts in %.1fs\n", rep.Trajectories, len(layouts), time.Since(t0).Seconds())
+			reps = append(reps, rep)
+		}
 	}
-	fmt.Fprintf(stderr, "priced %d trajectories × %d layouts in %.1fs\n", rep.Trajectories, len(layouts), time.Since(t0).Seconds())
-	if report != "" {
-		f, err := os.Create(report)
+	if o.report != "" {
+		f, err := os.Create(o.report)
 		if err != nil {
 			return usageError{fmt.Errorf("--report: %w", err)}
 		}
-		if err := benchcache.WriteHTML(f, rep); err != nil {
+		if err := benchcache.WriteHTML(f, reps...); err != nil {
 			f.Close()
 			return err
 		}
 		if err := f.Close(); err != nil {
 			return err
 		}
-		fmt.Fprintf(stderr, "report written to %s\n", report)
+		fmt.Fprintf(stderr, "report written to %s\n", o.report)
 	}
-	if format == "json" {
+	if o.format == "json" {
 		enc := json.NewEncoder(stdout)
 		enc.SetIndent("", "  ")
-		return enc.Encode(rep)
+		if len(reps) == 1 {
+			return enc.Encode(reps[0])
+		}
+		return enc.Encode(reps)
 	}
+	for i, rep := range reps {
+		if i > 0 {
+			fmt.Fprintln(stdout)
+		}
+		if err := writeBenchTable(stdout, rep); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeBenchTable prints one report as a table, rows grouped (seeds, peers,
+// strata, oracle), then a line saying what was priced.
+func writeBenchTable(stdout io.Writer, rep *benchcache.Report) error {
 	tw := tabwriter.NewWriter(stdout, 0, 4, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintf(tw, "layout\tcost USD\t× oracle\thit ratio\tinput\tcache read\tcache write\toutput\t\n")
-	row := func(name string, t benchcache.Totals, ratio string) {
-		fmt.Fprintf(tw, "%s\t%.2f\t%s\t%.3f\t%d\t%d\t%d\t%d\t\n", name, t.CostUSD, ratio, t.HitRatio, t.Input, t.CacheRead, t.CacheWrite, t.Output)
+	fmt.Fprintf(tw, "group\tlayout\tcost USD\t× oracle\thit ratio\tprompt/call\tinput\tcache read\tcache write\toutput\t\n")
+	row := func(group, name string, t benchcache.Totals, ratio string) {
+		fmt.Fprintf(tw, "%s\t%s\t%.2f\t%s\t%.3f\t%.0f\t%d\t%d\t%d\t%d\t\n", group, name, t.CostUSD, ratio, t.HitRatio, t.PromptPerCall, t.Input, t.CacheRead, t.CacheWrite, t.Output)
 	}
-	for _, r := range rep.Ratios() {
-		row(r.Layout, rep.Layouts[r.Layout], fmt.Sprintf("%.3f", r.Ratio))
+	for _, g := range rep.GroupedRatios() {
+		for i, r := range g.Ratios {
+			group := ""
+			if i == 0 {
+				group = g.Group
+			}
+			row(group, r.Layout, rep.Layouts[r.Layout], fmt.Sprintf("%.3f", r.Ratio))
+		}
 	}
-	row("oracle", rep.Oracle, "1.000")
+	row(benchcache.GroupOracle, "oracle", rep.Oracle, "1.000")
 	if rep.Observed != nil {
-		row("observed ("+rep.Observed.Model+")", rep.Observed.Totals, "")
+		row("", "observed ("+rep.Observed.Model+")", rep.Observed.Totals, "")
 	}
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err = fmt.Fprintf(stdout, "%d trajectories · scenario %s · %s cache rules · priced as %s\n", rep.Trajectories, rep.Scenario, rep.Provider, rep.Model)
+	_, err := fmt.Fprintf(stdout, "%d trajectories · %s · %s cache rules · priced as %s\n", rep.Trajectories, rep.Describe(), rep.Provider, rep.Model)
 	return err
 }
 

@@ -29,6 +29,9 @@ type Options struct {
 	Layouts []string
 	// Counter counts block tokens (nil = token.Estimator, fast).
 	Counter token.Counter
+	// Derivation is what the sessions were derived with; Run only reports
+	// it (Report.Agent, Pacing, Parallel).
+	Derivation Derivation
 	// Progress, when set, is called after each trajectory with the number
 	// done and the total (from several goroutines, never concurrently).
 	Progress func(done, total int)
@@ -44,9 +47,25 @@ type Totals struct {
 	CacheWrite int64   `json:"cache_write_tokens"`
 	Output     int64   `json:"output_tokens"`
 	Requests   int     `json:"requests"`
+	// PromptPerCall is the mean prompt tokens per request (input + cache
+	// read + cache write over requests): a layout that is cheap because it
+	// sends less shows here.
+	PromptPerCall float64 `json:"prompt_tokens_per_call"`
 }
 
-// add sums o into t; HitRatio is recomputed.
+// finish recomputes the derived ratios.
+func (t *Totals) finish() {
+	p := t.Input + t.CacheRead + t.CacheWrite
+	t.HitRatio, t.PromptPerCall = 0, 0
+	if p > 0 {
+		t.HitRatio = float64(t.CacheRead) / float64(p)
+	}
+	if t.Requests > 0 {
+		t.PromptPerCall = float64(p) / float64(t.Requests)
+	}
+}
+
+// add sums o into t; HitRatio and PromptPerCall are recomputed.
 func (t *Totals) add(o Totals) {
 	t.CostUSD += o.CostUSD
 	t.Input += o.Input
@@ -54,16 +73,12 @@ func (t *Totals) add(o Totals) {
 	t.CacheWrite += o.CacheWrite
 	t.Output += o.Output
 	t.Requests += o.Requests
-	if p := t.Input + t.CacheRead + t.CacheWrite; p > 0 {
-		t.HitRatio = float64(t.CacheRead) / float64(p)
-	}
+	t.finish()
 }
 
 func totals(p cachesim.Price, r cachesim.Result) Totals {
 	t := Totals{CostUSD: p.Cost(r), Input: r.Input, CacheRead: r.CacheRead, CacheWrite: r.CacheWrite, Output: r.Output, Requests: int(r.Requests)}
-	if r.Prompt > 0 {
-		t.HitRatio = float64(r.CacheRead) / float64(r.Prompt)
-	}
+	t.finish()
 	return t
 }
 
@@ -90,15 +105,25 @@ type TrajectoryResult struct {
 
 // Report is the result of Run, in the JSON shape of DESIGN.md plus details.
 type Report struct {
-	Provider     string             `json:"provider"`
-	Scenario     Scenario           `json:"scenario"`
-	Model        string             `json:"model"`
-	Layouts      map[string]Totals  `json:"layouts"`
-	Oracle       Totals             `json:"oracle"`
-	Observed     *Observed          `json:"observed,omitempty"`
-	Trajectories int                `json:"trajectories"`
-	Order        []string           `json:"layout_order"`
-	Details      []TrajectoryResult `json:"per_trajectory"`
+	Provider     string            `json:"provider"`
+	Scenario     Scenario          `json:"scenario"`
+	Model        string            `json:"model"`
+	Layouts      map[string]Totals `json:"layouts"`
+	Oracle       Totals            `json:"oracle"`
+	Observed     *Observed         `json:"observed,omitempty"`
+	Trajectories int               `json:"trajectories"`
+	Order        []string          `json:"layout_order"`
+	// Groups maps each layout of Order to its group (Group).
+	Groups map[string]string `json:"layout_groups"`
+	// Agent is the agent whose static context the calls carry ("" = the
+	// recording's own) and StaticTokens its size in estimated tokens.
+	Agent        string `json:"agent,omitempty"`
+	StaticTokens int    `json:"static_tokens,omitempty"`
+	// Pacing is the pause model (paced scenario only).
+	Pacing *Pacing `json:"pacing,omitempty"`
+	// Parallel is the tool calls per response (parallel scenario only).
+	Parallel int                `json:"parallel,omitempty"`
+	Details  []TrajectoryResult `json:"per_trajectory"`
 }
 
 // Run prices every session with every layout. The oracle of a session is the
@@ -125,7 +150,20 @@ func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
 		}
 	}
 	rep := &Report{Provider: o.Provider, Scenario: scenario, Model: price.ID, Layouts: map[string]Totals{},
-		Trajectories: len(sessions), Order: o.Layouts, Details: make([]TrajectoryResult, len(sessions))}
+		Trajectories: len(sessions), Order: o.Layouts, Groups: map[string]string{}, Details: make([]TrajectoryResult, len(sessions))}
+	for _, l := range o.Layouts {
+		rep.Groups[l] = Group(l)
+	}
+	d := o.Derivation.withDefaults()
+	if d.Static != nil {
+		rep.Agent, rep.StaticTokens = d.Static.Name, d.Static.StaticTokens()
+	}
+	switch scenario {
+	case Paced:
+		rep.Pacing = &d.Pacing
+	case Parallel:
+		rep.Parallel = d.Parallel
+	}
 	errs := make([]error, len(sessions))
 	var wg sync.WaitGroup
 	var mu sync.Mutex

@@ -10,9 +10,14 @@ import (
 )
 
 // LoadDir loads every *.traj.json in dir (sorted by name) and derives each in
-// scenario s. It fails on an empty directory and names the file of any
-// error.
+// scenario s with the default Derivation. It fails on an empty directory and
+// names the file of any error.
 func LoadDir(dir string, s Scenario) ([]*Session, error) {
+	return LoadDirWith(dir, s, Derivation{})
+}
+
+// LoadDirWith is LoadDir with the derivation parameters d (see DeriveWith).
+func LoadDirWith(dir string, s Scenario, d Derivation) ([]*Session, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.traj.json"))
 	if err != nil {
 		return nil, err
@@ -30,7 +35,7 @@ func LoadDir(dir string, s Scenario) ([]*Session, error) {
 		if err != nil {
 			return nil, err
 		}
-		sess, err := Derive(t, s)
+		sess, err := DeriveWith(t, s, d)
 		if err != nil {
 			return nil, err
 		}

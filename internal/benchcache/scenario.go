@@ -31,7 +31,28 @@ const (
 	// agent edits them, and their raw output in the history becomes a short
 	// reference.
 	Managed Scenario = "managed"
+	// Paced: Append with idle gaps a person adds between calls (see Pacing):
+	// the recorded sessions never idle 5 minutes, real use does.
+	Paced Scenario = "paced"
+	// Parallel: Append with every run of Options.Parallel consecutive tool
+	// calls merged into one response carrying that many tool_use blocks
+	// (parallel tool calls; see mergeParallel).
+	Parallel Scenario = "parallel"
 )
+
+// Scenarios lists every scenario, in report order.
+var Scenarios = []Scenario{Append, Managed, Paced, Parallel}
+
+// ParseScenario returns the scenario named s, or an error listing the valid
+// names.
+func ParseScenario(s string) (Scenario, error) {
+	for _, x := range Scenarios {
+		if string(x) == s {
+			return x, nil
+		}
+	}
+	return "", fmt.Errorf("unknown scenario %q (valid: append, managed, paced, parallel)", s)
+}
 
 // Call is one model call of a session: the context a layout assembles, when
 // it was sent, the output tokens it produced, and the provider's recorded
@@ -54,27 +75,50 @@ type Session struct {
 // only action, mapped by the trajectory package).
 var bashSpec = (&tool.ExecuteBash{}).Spec()
 
-// Derive returns t as a session in scenario s. The derivation is
-// deterministic: the same trajectory always gives the same contexts.
+// Derive returns t as a session in scenario s with the default Derivation
+// (see DeriveWith).
 func Derive(t *trajectory.Trajectory, s Scenario) (*Session, error) {
-	if s != Append && s != Managed {
-		return nil, fmt.Errorf("unknown scenario %q (valid: append, managed)", s)
+	return DeriveWith(t, s, Derivation{})
+}
+
+// DeriveWith returns t as a session in scenario s. d.Static, when set, is
+// the static context of a real agent every call carries (see Static). The
+// derivation is deterministic: the same trajectory and d always give the
+// same contexts. It fails on an unknown scenario, a bad d, or a trajectory
+// call without a request.
+func DeriveWith(t *trajectory.Trajectory, s Scenario, d Derivation) (*Session, error) {
+	if _, err := ParseScenario(string(s)); err != nil {
+		return nil, err
+	}
+	d = d.withDefaults()
+	if err := d.check(); err != nil {
+		return nil, err
 	}
 	out := &Session{Name: t.InstanceID, Model: t.Model}
 	var m *manager
 	if s == Managed {
 		m = newManager()
 	}
+	if s == Parallel {
+		return mergeParallel(t, d, out)
+	}
+	var pause time.Duration
 	for i, c := range t.Calls {
 		req := t.Request(i)
 		if req == nil {
 			return nil, fmt.Errorf("%s: call %d has no request", t.Path, i)
 		}
-		pc := prompt.Context{System: req.SystemText(), Tools: []llm.ToolSpec{bashSpec}, History: req.Messages, Now: c.Created.UnixMilli()}
-		if m != nil {
-			pc.History, pc.Files = m.apply(req.Messages, c.Created.UnixMilli())
+		if s == Paced && i > 0 && d.Pacing.pauseBefore(t.InstanceID, i) {
+			pause += d.Pacing.Length
 		}
-		out.Calls = append(out.Calls, Call{Context: pc, At: c.Created, Output: c.Usage.CompletionTokens, Observed: c.Usage})
+		at := c.Created.Add(pause)
+		pc := d.Static.context(req.SystemText(), req.Messages, at)
+		if m != nil {
+			var files []prompt.File
+			pc.History, files = m.apply(req.Messages, at.UnixMilli())
+			pc.Files = append(pc.Files, files...)
+		}
+		out.Calls = append(out.Calls, Call{Context: pc, At: at, Output: c.Usage.CompletionTokens, Observed: c.Usage})
 	}
 	return out, nil
 }
