@@ -114,7 +114,7 @@ func (s *Automatic) Simulate(r Request) (Result, error) {
 	}
 	if hit >= 0 {
 		l := cum[hit]
-		res.CacheRead = s.min + (l-s.min)/s.granularity*s.granularity
+		res.CacheRead = stepDown(l, s.min, s.granularity)
 	}
 	for j := 0; j < n; j++ {
 		if cum[j] >= s.min {

@@ -4,8 +4,9 @@ import "time"
 
 // Oracle returns, for each request of a session (in order, with
 // non-decreasing At), the cheapest token split any layout could achieve under
-// p's prices: the theoretical lower bound of DESIGN.md, computed per block
-// content independently of where blocks sit or where breakpoints go.
+// p's prices and cache rules: the theoretical lower bound of DESIGN.md,
+// computed per block content independently of where blocks sit or where
+// breakpoints go.
 //
 // Per content Key, look at the requests that contain it, in time order:
 //
@@ -19,12 +20,27 @@ import "time"
 // With one TTL (p.TTL(), 5 minutes on Anthropic) this is exactly DESIGN.md's
 // rule. When p offers a 1-hour write (CacheWrite1h > 0), each key's chains are
 // chosen by dynamic programming over both TTLs, so the oracle is also a lower
-// bound for layouts with 1 h breakpoints. Where writes are free
-// (CacheWrite5m == Input: OpenAI, Gemini, DeepSeek) chain starts are reported
-// as Input. Several copies of one key in the same request share the class of
-// that occurrence. Minimum lengths, granularity, breakpoint limits and
-// lookback are ignored: each only removes hits, so ignoring them keeps the
-// bound valid.
+// bound for layouts with 1 h breakpoints: it writes for 1 hour exactly where
+// that pays. Where writes are free (CacheWrite5m == Input: OpenAI, Gemini,
+// DeepSeek) chain starts are reported as Input. Several copies of one key in
+// the same request share the class of that occurrence.
+//
+// The simulators' rules that bind every layout are honoured, each only where
+// doing so keeps the result a lower bound:
+//
+//   - minimum: a request whose whole prompt is under p.MinCacheableTokens can
+//     neither read nor write (every cached prefix is at least that long), so
+//     its blocks are Input and take no part in any chain;
+//   - automatic caches (free writes): every request reads the tokens it may,
+//     and a simulator reads a prefix of them rounded down to the provider's
+//     steps (Automatic): 0 under the minimum, else min + ⌊(R − min) / g⌋ · g.
+//     The oracle applies the same rounding to its own read count R, which
+//     bounds any layout's (rounding is monotone), and moves the rest to
+//     Input.
+//
+// Breakpoint limits, the lookback, and the minimum of each single
+// breakpoint's prefix on Anthropic are not modelled: each only removes hits,
+// so ignoring them keeps the bound valid.
 func Oracle(p Price, session []Request) []Result {
 	out := make([]Result, len(session))
 	type occ struct {
@@ -35,6 +51,10 @@ func Oracle(p Price, session []Request) []Result {
 	var order []Key // first-seen order, for determinism
 	for i, r := range session {
 		out[i] = Result{Output: r.Output, Requests: 1}
+		if total := r.InputTokens(); total < p.MinCacheableTokens {
+			out[i].Prompt, out[i].Input = total, total
+			continue
+		}
 		for _, b := range r.Blocks {
 			if b.Tokens <= 0 {
 				continue
@@ -87,9 +107,27 @@ func Oracle(p Price, session []Request) []Result {
 		}
 	}
 	for i := range out {
+		if freeWrites {
+			r := &out[i]
+			got := stepDown(r.CacheRead, p.MinCacheableTokens, p.CacheGranularityTokens)
+			r.Input += r.CacheRead - got
+			r.CacheRead = got
+		}
 		out[i].CacheWrite = out[i].CacheWrite5m + out[i].CacheWrite1h
 	}
 	return out
+}
+
+// stepDown rounds a read of n tokens down to what an automatic cache with
+// the given minimum and granularity (≤ 0 means 1) reports (see Automatic).
+func stepDown(n, min, granularity int64) int64 {
+	if granularity <= 0 {
+		granularity = 1
+	}
+	if n < min || n <= 0 {
+		return 0
+	}
+	return min + (n-min)/granularity*granularity
 }
 
 // Sum returns the field-wise sum of results.

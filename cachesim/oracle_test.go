@@ -185,3 +185,53 @@ func TestOracleIsLowerBound(t *testing.T) {
 	}
 	t.Logf("%d (session, simulator) pairs checked", checked)
 }
+
+// The oracle honours what binds every layout: under an automatic cache with
+// a 2,048-token minimum and 2,048-token steps (Gemini 3 Pro) a 3,000-token
+// repeated prefix can be read only as 2,048 tokens — exactly what the
+// simulator reads for the best layout, so the oracle is reachable — and a
+// request under the minimum reads and caches nothing, on Anthropic too.
+func TestOracleHonoursMinimumAndGranularity(t *testing.T) {
+	g, _ := Lookup("gemini-3-pro-preview")
+	a, _ := Lookup("claude-sonnet-4-5")
+	sys, u1, u2 := Block{Key: 1, Tokens: 3000}, Block{Key: 2, Tokens: 1000}, Block{Key: 3, Tokens: 500}
+	small := Block{Key: 4, Tokens: 600}
+	tests := []struct {
+		name    string
+		p       Price
+		session []Request
+		read    []int64
+	}{
+		{"gemini steps", g, []Request{
+			{Blocks: []Block{sys, u1}, At: t0},
+			{Blocks: []Block{sys, u1, u2}, At: t0.Add(time.Minute)},
+		}, []int64{0, 2048}}, // 4,000 tokens seen before: one 2,048-token step
+		{"gemini read under the minimum", g, []Request{
+			{Blocks: []Block{{Key: 5, Tokens: 1500}, u2}, At: t0},
+			{Blocks: []Block{{Key: 5, Tokens: 1500}, u2, u1}, At: t0.Add(time.Minute)},
+		}, []int64{0, 0}},
+		{"anthropic request under the minimum", a, []Request{
+			{Blocks: []Block{small}, At: t0},
+			{Blocks: []Block{small}, At: t0.Add(time.Minute)},
+			{Blocks: []Block{small, u1}, At: t0.Add(2 * time.Minute)},
+		}, []int64{0, 0, 0}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := Oracle(tt.p, tt.session)
+			sim := ForPrice(tt.p)
+			for i, r := range got {
+				if r.CacheRead != tt.read[i] || r.Input+r.CacheRead+r.CacheWrite != r.Prompt {
+					t.Errorf("request %d: %+v; want read %d", i, r, tt.read[i])
+				}
+				if tt.p.Provider != "gemini" {
+					continue
+				}
+				s, err := sim.Simulate(tt.session[i])
+				if err != nil || s.CacheRead != r.CacheRead {
+					t.Errorf("request %d: the simulator reads %d (%v), the oracle %d", i, s.CacheRead, err, r.CacheRead)
+				}
+			}
+		})
+	}
+}
