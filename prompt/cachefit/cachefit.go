@@ -14,6 +14,11 @@
 //	         ◆ on the ends of the last three user messages (rolling)
 //	reminder appended after the last breakpoint, so it never breaks a prefix
 //
+// Every breakpoint of a request has the same TTL, 5 minutes or 1 hour,
+// chosen from the session's observed gaps (see gapModel): 1 hour once the
+// session has idled past 5 minutes often enough that a 1-hour write is
+// expected to pay for itself.
+//
 // Already-sent content is never moved or rewritten: a refreshed file is
 // placed again, at the end, marked as superseding its earlier view, so the
 // model sees the same information as with the other layouts (the latest
@@ -52,6 +57,7 @@ type Layout struct {
 	placed []placement
 	seen   map[string]bool
 	latest map[string]string // path → the content of its latest placed version
+	gaps   gapModel
 }
 
 // New returns a layout for a new session.
@@ -94,6 +100,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	for i, blocks := range extra {
 		msgs[i].Content = append(append([]llm.Block(nil), msgs[i].Content...), blocks...)
 	}
+	ttl := l.gaps.observe(c.Now)
 	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools, Messages: msgs}
 	bd := &prompt.Breakdown{Layout: "cachefit", Counter: c.CounterName()}
 	if len(c.Tools) > 0 {
@@ -102,7 +109,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	}
 	if sys := systemText(c); sys != "" {
 		req.System = []llm.Block{llm.TextBlock(sys)}
-		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakSystem, Block: 0})
+		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakSystem, Block: 0, TTL: ttl})
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
 			Tokens: c.Tokens(sys), Preview: prompt.Preview(sys, 60), Break: true})
 	}
@@ -117,7 +124,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	}
 	for j := len(users) - 1; j >= 0; j-- {
 		i := users[j]
-		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: i, Block: len(msgs[i].Content) - 1})
+		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: i, Block: len(msgs[i].Content) - 1, TTL: ttl})
 	}
 	files := 0
 	for _, p := range l.placed {
@@ -130,7 +137,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	bd.Spans = append(bd.Spans,
 		prompt.Span{Name: "history", Role: "mixed", First: 0, Last: last, Tokens: hist,
 			Preview: prompt.Preview(c.History[0].Text(), 60), Break: len(users) > 0,
-			Note: fmt.Sprintf("%d rolling breakpoint(s) on the last user messages", len(users))})
+			Note: fmt.Sprintf("%d rolling breakpoint(s) on the last user messages, TTL %s", len(users), ttlName(ttl))})
 	if files > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "working files (in history)", Role: "user", First: 0, Last: last,
 			Tokens: files, Preview: fmt.Sprintf("%d file version(s)", len(l.placed))})
