@@ -2,6 +2,8 @@ package benchcache
 
 import (
 	"encoding/json"
+	"fmt"
+	"math"
 	"reflect"
 	"strings"
 	"testing"
@@ -19,41 +21,99 @@ import (
 
 var allLayouts = []string{"flat", "kiro", "panels", "tiered", "cachefit"}
 
-// On every train trajectory and both scenarios, under the Anthropic
-// simulator: no layout costs less than the oracle (it is a lower bound per
-// trajectory), and cachefit is within 3% of it and cheaper than every
-// layout taken from another system's design (docs/).
-func TestTrainOracleBoundAndCachefit(t *testing.T) {
-	dir := shared.Path(t, "data/trajectories/mini-swe-agent/train")
-	for _, sc := range []Scenario{Append, Managed} {
-		ss, err := LoadDir(dir, sc)
-		if err != nil {
-			t.Fatal(err)
-		}
-		rep, err := Run(ss, sc, Options{Provider: "anthropic", Layouts: allLayouts})
-		if err != nil {
-			t.Fatal(err)
-		}
-		if rep.Trajectories != 60 || rep.Observed == nil || rep.Observed.Requests != rep.Oracle.Requests {
-			t.Fatalf("%s: %d trajectories, observed %+v", sc, rep.Trajectories, rep.Observed)
-		}
-		for _, d := range rep.Details {
-			for l, x := range d.Layouts {
-				if x.CostUSD < d.Oracle.CostUSD*(1-1e-9) {
-					t.Errorf("%s %s: layout %s costs %.6f, below the oracle %.6f", sc, d.Name, l, x.CostUSD, d.Oracle.CostUSD)
+// On a subset of the train trajectories, in every scenario with and without
+// a real agent's static context, under the Anthropic, OpenAI and Gemini
+// simulators: no layout costs less than the oracle on any trajectory (it is
+// a lower bound), cachefit costs no more than any other registered layout
+// (seeds and peers), and it is within 2% of the oracle (paced: see
+// TestPacedCachefitTTL). Under the automatic caches (OpenAI, Gemini) no
+// layout places anything and reads are rounded down to 128 / 2,048-token
+// steps, so where a prompt's length falls between two steps decides ties:
+// there cachefit may exceed another layout by the rounding noise (≤ 1%), on
+// Anthropic by nothing.
+func TestCachefitCheapestInEveryCell(t *testing.T) {
+	agent := shared.Path(t, "data/agents/projects/johnmbergman__kiro-agents/.kiro/agents/researcher.json")
+	static, err := LoadStatic(agent)
+	if err != nil {
+		t.Fatal(err)
+	}
+	layouts := AllLayouts()
+	for _, st := range []*Static{nil, static} {
+		for _, sc := range []Scenario{Append, Managed, Parallel} {
+			ss := trainSubsetWith(t, 12, sc, Derivation{Static: st})
+			for _, provider := range []string{"anthropic", "openai", "gemini"} {
+				name := fmt.Sprintf("%s/%s/agent=%v", sc, provider, st != nil)
+				rep, err := Run(ss, sc, Options{Provider: provider, Layouts: layouts})
+				if err != nil {
+					t.Fatalf("%s: %v", name, err)
 				}
+				tie := 0.0
+				if provider != "anthropic" {
+					tie = 0.01
+				}
+				checkCell(t, name, rep, 1.02, tie)
 			}
 		}
-		cf := rep.Layouts["cachefit"].CostUSD
-		for _, r := range rep.Ratios() {
-			t.Logf("%s %-8s %.3f× oracle, hit %.3f, $%.2f", sc, r.Layout, r.Ratio, rep.Layouts[r.Layout].HitRatio, rep.Layouts[r.Layout].CostUSD)
-			if r.Layout != "cachefit" && rep.Layouts[r.Layout].CostUSD <= cf {
-				t.Errorf("%s: %s ($%.2f) is not dearer than cachefit ($%.2f)", sc, r.Layout, rep.Layouts[r.Layout].CostUSD, cf)
+	}
+}
+
+// checkCell asserts the oracle bound per trajectory, cachefit ≤ every other
+// layout × (1 + tie), and cachefit ≤ limit × the oracle.
+func checkCell(t *testing.T, name string, rep *Report, limit, tie float64) {
+	t.Helper()
+	for _, d := range rep.Details {
+		for l, x := range d.Layouts {
+			if x.CostUSD < d.Oracle.CostUSD*(1-1e-9) {
+				t.Errorf("%s %s: layout %s costs %.6f, below the oracle %.6f", name, d.Name, l, x.CostUSD, d.Oracle.CostUSD)
 			}
 		}
-		if ratio := cf / rep.Oracle.CostUSD; ratio > 1.03 {
-			t.Errorf("%s: cachefit is %.3f× the oracle; goal ≤ 1.03", sc, ratio)
+	}
+	cf := rep.Layouts["cachefit"].CostUSD
+	for _, r := range rep.Ratios() {
+		if c := rep.Layouts[r.Layout].CostUSD; c*(1+tie) < cf*(1-1e-9) {
+			t.Errorf("%s: %s ($%.4f, %.3f×) is cheaper than cachefit ($%.4f)", name, r.Layout, c, r.Ratio, cf)
 		}
+	}
+	if ratio := cf / rep.Oracle.CostUSD; ratio > limit {
+		t.Errorf("%s: cachefit is %.4f× the oracle; goal ≤ %.2f", name, ratio, limit)
+	}
+}
+
+// Paced sessions: without pauses the paced scenario prices exactly as
+// append; with a pause after every 10th call cachefit switches to 1-hour
+// breakpoints and stays ≥ 20% cheaper than every other layout, while the
+// oracle rises by the 1-hour writes the pauses call for.
+func TestPacedCachefitTTL(t *testing.T) {
+	layouts := AllLayouts()
+	none := trainSubsetWith(t, 12, Paced, Derivation{Pacing: Pacing{Every: -1}})
+	app := trainSubset(t, 12, Append)
+	a, err := Run(app, Append, Options{Provider: "anthropic", Layouts: layouts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := Run(none, Paced, Options{Provider: "anthropic", Layouts: layouts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range layouts {
+		if math.Abs(a.Layouts[l].CostUSD-p.Layouts[l].CostUSD) > 1e-9 {
+			t.Errorf("%s: paced without pauses $%.4f, append $%.4f", l, p.Layouts[l].CostUSD, a.Layouts[l].CostUSD)
+		}
+	}
+	paced := trainSubset(t, 12, Paced)
+	rep, err := Run(paced, Paced, Options{Provider: "anthropic", Layouts: layouts})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkCell(t, "paced every 10", rep, 1.12, 0)
+	cf := rep.Layouts["cachefit"].CostUSD
+	for _, l := range layouts {
+		if c := rep.Layouts[l].CostUSD; l != "cachefit" && cf > 0.8*c {
+			t.Errorf("paced every 10: cachefit $%.4f is not 20%% cheaper than %s $%.4f", cf, l, c)
+		}
+	}
+	if rep.Oracle.CostUSD <= a.Oracle.CostUSD {
+		t.Errorf("pauses did not raise the oracle: $%.4f vs $%.4f", rep.Oracle.CostUSD, a.Oracle.CostUSD)
 	}
 }
 
