@@ -17,11 +17,16 @@ import "time"
 //     the TTL) is charged as a cache write at the TTL's write price;
 //   - any other occurrence is charged at the base input price (Input).
 //
-// With one TTL (p.TTL(), 5 minutes on Anthropic) this is exactly DESIGN.md's
-// rule. When p offers a 1-hour write (CacheWrite1h > 0), each key's chains are
-// chosen by dynamic programming over both TTLs, so the oracle is also a lower
-// bound for layouts with 1 h breakpoints: it writes for 1 hour exactly where
-// that pays. Where writes are free (CacheWrite5m == Input: OpenAI, Gemini,
+// With one TTL (p.TTL(), 5 minutes) this is exactly DESIGN.md's rule. When
+// p also offers a 1-hour write (CacheWrite1h > 0: Anthropic, Bedrock), the
+// chains may span gaps of up to an hour at the 5-minute write price. That is
+// what the cheapest layout can do: a cache entry covers its whole prefix, so
+// one 1-hour write of a single small block late in a request keeps every
+// block before it readable for an hour, whatever TTL those blocks were
+// written with (the 1-hour surcharge on that one block, as little as a few
+// tokens per pause, is not counted). Charging each block's 1-hour write in
+// full, as a per-block schedule of both TTLs would, is not a lower bound: a
+// layout that keeps its prefix alive this way costs less. Where writes are free (CacheWrite5m == Input: OpenAI, Gemini,
 // DeepSeek) chain starts are reported as Input. Several copies of one key in
 // the same request share the class of that occurrence.
 //
@@ -74,7 +79,9 @@ func Oracle(p Price, session []Request) []Result {
 	}
 	opts := []ttlOption{{ttl: p.TTL(), write: p.CacheWrite5m, long: false}}
 	if p.CacheWrite1h > 0 {
-		opts = append(opts, ttlOption{ttl: TTL1h, write: p.CacheWrite1h, long: true})
+		// Keep-alive (see the doc): content written once at the 5-minute
+		// price stays readable for an hour.
+		opts[0].ttl = max(opts[0].ttl, TTL1h)
 	}
 	freeWrites := p.CacheWrite5m <= p.Input
 	var times []time.Time

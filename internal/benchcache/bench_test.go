@@ -80,9 +80,11 @@ func checkCell(t *testing.T, name string, rep *Report, limit, tie float64) {
 }
 
 // Paced sessions: without pauses the paced scenario prices exactly as
-// append; with a pause after every 10th call cachefit switches to 1-hour
-// breakpoints and stays ≥ 20% cheaper than every other layout, while the
-// oracle rises by the 1-hour writes the pauses call for.
+// append; with a pause after every 10th call cachefit keeps its prefix
+// alive and stays ≥ 20% cheaper than every other layout. The oracle does
+// not move: a pause under an hour costs the cheapest layout only a 1-hour
+// write of one block (keep-alive), which the bound does not count, while
+// cachefit pays for the first pause it could not foresee (≤ 1.15× here).
 func TestPacedCachefitTTL(t *testing.T) {
 	layouts := AllLayouts()
 	none := trainSubsetWith(t, 12, Paced, Derivation{Pacing: Pacing{Every: -1}})
@@ -105,15 +107,15 @@ func TestPacedCachefitTTL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	checkCell(t, "paced every 10", rep, 1.12, 0)
+	checkCell(t, "paced every 10", rep, 1.15, 0)
 	cf := rep.Layouts["cachefit"].CostUSD
 	for _, l := range layouts {
 		if c := rep.Layouts[l].CostUSD; l != "cachefit" && cf > 0.8*c {
 			t.Errorf("paced every 10: cachefit $%.4f is not 20%% cheaper than %s $%.4f", cf, l, c)
 		}
 	}
-	if rep.Oracle.CostUSD <= a.Oracle.CostUSD {
-		t.Errorf("pauses did not raise the oracle: $%.4f vs $%.4f", rep.Oracle.CostUSD, a.Oracle.CostUSD)
+	if math.Abs(rep.Oracle.CostUSD-a.Oracle.CostUSD) > 1e-9 {
+		t.Errorf("6-minute pauses moved the oracle: $%.4f vs $%.4f without", rep.Oracle.CostUSD, a.Oracle.CostUSD)
 	}
 }
 

@@ -14,10 +14,10 @@
 //	         ◆ on the ends of the last three user messages (rolling)
 //	reminder appended after the last breakpoint, so it never breaks a prefix
 //
-// Every breakpoint of a request has the same TTL, 5 minutes or 1 hour,
-// chosen from the session's observed gaps (see gapModel): 1 hour once the
-// session has idled past 5 minutes often enough that a 1-hour write is
-// expected to pay for itself.
+// Once the session has idled past 5 minutes often enough that keeping its
+// prefix for an hour is expected to pay (see gapModel), the breakpoints
+// switch to keep-alive (see keepAliveBreakpoints): the prefix survives a
+// pause for the price of a 1-hour write of one small block per request.
 //
 // Already-sent content is never moved or rewritten: a refreshed file is
 // placed again, at the end, marked as superseding its earlier view, so the
@@ -100,7 +100,11 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	for i, blocks := range extra {
 		msgs[i].Content = append(append([]llm.Block(nil), msgs[i].Content...), blocks...)
 	}
-	ttl := l.gaps.observe(c.Now)
+	keepAlive := l.gaps.observe(c.Now)
+	ttl := ""
+	if keepAlive {
+		ttl = "1h"
+	}
 	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools, Messages: msgs}
 	bd := &prompt.Breakdown{Layout: "cachefit", Counter: c.CounterName()}
 	if len(c.Tools) > 0 {
@@ -113,18 +117,22 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
 			Tokens: c.Tokens(sys), Preview: prompt.Preview(sys, 60), Break: true})
 	}
-	// Rolling breakpoints on the ends of the last user messages, oldest
-	// first; the newest is where this request writes the prefix the next
-	// one reads.
 	var users []int
-	for i := last; i >= 0 && len(users) < rolling; i-- {
-		if msgs[i].Role == llm.RoleUser {
-			users = append(users, i)
+	if keepAlive {
+		users = keepAliveBreakpoints(req, msgs, last)
+	} else {
+		// Rolling breakpoints on the ends of the last user messages, oldest
+		// first; the newest is where this request writes the prefix the
+		// next one reads.
+		for i := last; i >= 0 && len(users) < rolling; i-- {
+			if msgs[i].Role == llm.RoleUser {
+				users = append(users, i)
+			}
 		}
-	}
-	for j := len(users) - 1; j >= 0; j-- {
-		i := users[j]
-		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: i, Block: len(msgs[i].Content) - 1, TTL: ttl})
+		for j := len(users) - 1; j >= 0; j-- {
+			i := users[j]
+			req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: i, Block: len(msgs[i].Content) - 1})
+		}
 	}
 	files := 0
 	for _, p := range l.placed {
@@ -137,7 +145,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	bd.Spans = append(bd.Spans,
 		prompt.Span{Name: "history", Role: "mixed", First: 0, Last: last, Tokens: hist,
 			Preview: prompt.Preview(c.History[0].Text(), 60), Break: len(users) > 0,
-			Note: fmt.Sprintf("%d rolling breakpoint(s) on the last user messages, TTL %s", len(users), ttlName(ttl))})
+			Note: breakNote(keepAlive, len(users))})
 	if files > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "working files (in history)", Role: "user", First: 0, Last: last,
 			Tokens: files, Preview: fmt.Sprintf("%d file version(s)", len(l.placed))})
