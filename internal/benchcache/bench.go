@@ -29,6 +29,10 @@ type Options struct {
 	Layouts []string
 	// Counter counts block tokens (nil = token.Estimator, fast).
 	Counter token.Counter
+	// Lookup returns a fresh layout per session for a name of Layouts (nil =
+	// prompt.Lookup): a way to price layouts that are not registered, such
+	// as parameter variants under cross-validation.
+	Lookup func(name string) (prompt.Layout, error)
 	// Derivation is what the sessions were derived with; Run only reports
 	// it (Report.Agent, Pacing, Parallel).
 	Derivation Derivation
@@ -144,8 +148,11 @@ func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
 	if o.Counter == nil {
 		o.Counter = token.Estimator{}
 	}
+	if o.Lookup == nil {
+		o.Lookup = prompt.Lookup
+	}
 	for _, l := range o.Layouts {
-		if _, err := prompt.Lookup(l); err != nil {
+		if _, err := o.Lookup(l); err != nil {
 			return nil, err
 		}
 	}
@@ -228,7 +235,7 @@ func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, 
 	tr := TrajectoryResult{Name: s.Name, Calls: len(s.Calls), Layouts: map[string]Totals{}, HitPerCall: map[string][]float64{}}
 	best := -1.0
 	for _, name := range o.Layouts {
-		layout, err := prompt.Lookup(name)
+		layout, err := o.Lookup(name)
 		if err != nil {
 			return tr, err
 		}
