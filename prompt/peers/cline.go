@@ -18,13 +18,18 @@ package peers
 // Cline also appends environment details (open tabs, time) to each user
 // message; strata's Context has no such per-turn item beyond the reminder,
 // which every peer appends after the breakpoints.
-func init() { register("cline", cline) }
+func init() { register("cline", lastTwoUsers(false)) }
 
-func cline(b *builder) {
-	b.tools(b.c.Tools, false)
-	b.system("system", sections(b.c.System, contextItems(b.c), allItems...), true)
-	for _, i := range b.lastUsers(2) {
-		b.mark(i, "")
+// lastTwoUsers is cline's rule, and goose's with BP(last tool) when
+// markTools is set: one marked system block holding the instructions and
+// every context item, and BP on the last two user messages.
+func lastTwoUsers(markTools bool) func(b *builder) {
+	return func(b *builder) {
+		b.tools(b.c.Tools, markTools)
+		b.system("system", sections(b.c.System, contextItems(b.c), allItems...), true)
+		for _, i := range b.lastUsers(2) {
+			b.mark(i, "")
+		}
+		b.history("the last two user messages")
 	}
-	b.history("the last two user messages")
 }

@@ -15,13 +15,4 @@ package peers
 // No TTL is set: 5 minutes. Mapping: goose's system prompt holds the
 // extensions' instructions and the .goosehints files, so the system
 // instructions and every context item form the one system block.
-func init() { register("goose", goose) }
-
-func goose(b *builder) {
-	b.tools(b.c.Tools, true)
-	b.system("system", sections(b.c.System, contextItems(b.c), allItems...), true)
-	for _, i := range b.lastUsers(2) {
-		b.mark(i, "")
-	}
-	b.history("the last two user messages")
-}
+func init() { register("goose", lastTwoUsers(true)) } // cline.go
