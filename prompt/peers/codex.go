@@ -18,57 +18,73 @@ import (
 //     the search tool did not name the file) starts the input with
 //     developer items (permissions and developer instructions) and user
 //     items (AGENTS.md instructions, the environment context); when a
-//     setting changes later, update items are recorded before the next
-//     user input. Taken from the issue: items are appended and never
-//     rewritten.
+//     setting changes later, only the changed settings are recorded as
+//     update items before the next user input. Taken from the issue: items
+//     are appended and never rewritten.
 //
 // Mapping: instructions are Context.System (the only system block, which the
-// Responses provider sends as instructions). llm.Message has no developer
-// role, so the developer text (knowledge, task, skills) and the user context
-// text (summary, hook outputs, files, file tree) are two text blocks put
-// before the first user message's content; the Responses provider sends them
-// as input_text parts of that message instead of two separate items. When
-// either text changes, the new version is put before the content of the
-// user message that was last at that time, and earlier versions stay where
-// they were (this layout remembers the placements: one instance per
-// session). prompt_cache_key is Context.ConversationID, set on every
-// request; only the OpenAI providers send it.
+// Responses provider sends as instructions). Developer items are knowledge,
+// task and skills; user context items are the summary, hook outputs, files
+// and file tree. llm.Message has no developer role, so each group is one
+// text block put before a user message's content (the Responses provider
+// sends them as input_text parts of that message instead of separate
+// items): at first before the first prompt, holding every item; later,
+// before the user message that was last when something changed, holding
+// only the new or changed items. Nothing already sent is rewritten and an
+// item that disappears is not retracted. The layout remembers what it
+// placed where: one instance per session. prompt_cache_key is
+// Context.ConversationID, set on every request; only the OpenAI providers
+// send it.
 func init() { prompt.Register("codex", func() prompt.Layout { return &codex{} }) }
 
-// codexPlacement is one version of the context texts, placed before the
-// content of message msg; a text whose has flag is false did not change.
+// codexPlacement is the items placed before the content of message msg.
 type codexPlacement struct {
-	msg            int
-	developer, ctx string
-	hasDev, hasCtx bool
+	msg   int
+	items []codexItem
+}
+
+// codexItem is one context item as placed, with the key that identifies it
+// across requests (its title, numbered when titles repeat).
+type codexItem struct {
+	key string
+	item
 }
 
 type codex struct{ placed []codexPlacement }
 
 func (*codex) Name() string { return "codex" }
 
+// codexDeveloper are the item kinds codex sends as developer items.
+var codexDeveloper = []itemKind{itemKnowledge, itemTask, itemSkills}
+
 func (l *codex) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
 	b, err := newBuilder("codex", c)
 	if err != nil {
 		return nil, nil, err
 	}
-	items := contextItems(c)
-	developer := sections("", items, itemKnowledge, itemTask, itemSkills)
-	ctx := sections("", items, itemSummary, itemHook, itemFile, itemTree)
 	last := len(c.History) - 1
 	l.forgetBeyond(last)
-	curDev, curCtx := l.latest()
-	if first := len(l.placed) == 0; first || developer != curDev || ctx != curCtx {
-		p := codexPlacement{msg: last}
-		if first {
-			p.msg = 0
+	sent := map[string]string{}
+	for _, p := range l.placed {
+		for _, it := range p.items {
+			sent[it.key] = it.body
 		}
-		if first || developer != curDev {
-			p.developer, p.hasDev = developer, true
+	}
+	p := codexPlacement{msg: last}
+	if len(l.placed) == 0 {
+		p.msg = 0
+	}
+	seen := map[string]int{}
+	for _, it := range contextItems(c) {
+		key := it.title
+		if seen[key]++; seen[key] > 1 {
+			key = fmt.Sprintf("%s #%d", key, seen[key])
 		}
-		if first || ctx != curCtx {
-			p.ctx, p.hasCtx = ctx, true
+		if body, ok := sent[key]; !ok || body != it.body {
+			p.items = append(p.items, codexItem{key, it})
 		}
+	}
+	if len(p.items) > 0 {
 		l.placed = append(l.placed, p)
 	}
 
@@ -76,20 +92,29 @@ func (l *codex) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, er
 	b.system("instructions", c.System, false)
 	blocks := make([][]llm.Block, len(l.placed))
 	for j, p := range l.placed {
-		for _, t := range []struct {
-			tag, text string
-			has       bool
-		}{{"developer", p.developer, p.hasDev}, {"user context", p.ctx, p.hasCtx}} {
-			if !t.has || t.text == "" {
+		var dev, ctx []item
+		for _, it := range p.items {
+			if kindIn(it.kind, codexDeveloper) {
+				dev = append(dev, it.item)
+			} else {
+				ctx = append(ctx, it.item)
+			}
+		}
+		for _, g := range []struct {
+			tag   string
+			items []item
+		}{{"developer", dev}, {"user context", ctx}} {
+			text := sections("", g.items, allItems...)
+			if text == "" {
 				continue
 			}
-			blocks[j] = append(blocks[j], llm.TextBlock(t.text))
-			b.bd.Spans = append(b.bd.Spans, prompt.Span{Name: t.tag + " (before message " + fmt.Sprint(p.msg) + ")",
-				Role: "user", First: p.msg, Last: p.msg, Tokens: c.Tokens(t.text), Preview: prompt.Preview(t.text, 60),
+			blocks[j] = append(blocks[j], llm.TextBlock(text))
+			b.bd.Spans = append(b.bd.Spans, prompt.Span{Name: fmt.Sprintf("%s (before message %d)", g.tag, p.msg),
+				Role: "user", First: p.msg, Last: p.msg, Tokens: c.Tokens(text), Preview: prompt.Preview(text, 60),
 				Note: "appended, never rewritten"})
 		}
 	}
-	for j := len(l.placed) - 1; j >= 0; j-- { // later versions first: each message keeps them in order
+	for j := len(l.placed) - 1; j >= 0; j-- { // later placements first: each message keeps them in order
 		if len(blocks[j]) > 0 {
 			b.prepend(l.placed[j].msg, blocks[j]...)
 		}
@@ -104,21 +129,8 @@ func (l *codex) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, er
 	return b.finish()
 }
 
-// latest returns the newest placed version of each context text.
-func (l *codex) latest() (developer, ctx string) {
-	for _, p := range l.placed {
-		if p.hasDev {
-			developer = p.developer
-		}
-		if p.hasCtx {
-			ctx = p.ctx
-		}
-	}
-	return developer, ctx
-}
-
 // forgetBeyond drops placements on messages the history no longer has (a new
-// or compacted conversation), so their texts are placed again.
+// or compacted conversation), so their items are placed again.
 func (l *codex) forgetBeyond(last int) {
 	kept := l.placed[:0]
 	for _, p := range l.placed {

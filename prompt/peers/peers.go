@@ -36,6 +36,7 @@ package peers
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -281,15 +282,14 @@ func sections(head string, items []item, kinds ...itemKind) string {
 		parts = append(parts, head)
 	}
 	for _, it := range items {
-		for _, k := range kinds {
-			if it.kind == k {
-				parts = append(parts, it.String())
-				break
-			}
+		if kindIn(it.kind, kinds) {
+			parts = append(parts, it.String())
 		}
 	}
 	return strings.Join(parts, "\n\n")
 }
+
+func kindIn(k itemKind, kinds []itemKind) bool { return slices.Contains(kinds, k) }
 
 // allItems lists every item kind.
 var allItems = []itemKind{itemSummary, itemKnowledge, itemTask, itemHook, itemFile, itemSkills, itemTree}

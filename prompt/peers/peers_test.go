@@ -242,8 +242,8 @@ func TestBreakpointSkipsThinking(t *testing.T) {
 
 // Codex appends and never rewrites: the first request carries the developer
 // and user context texts before the first prompt; when a file changes, the
-// next request keeps the earlier bytes and puts the new context text before
-// the newest user message.
+// next request keeps the earlier bytes and puts the changed item alone
+// before the newest user message.
 func TestCodexAppendsContext(t *testing.T) {
 	l, err := prompt.Lookup("codex")
 	if err != nil {
@@ -279,8 +279,8 @@ func TestCodexAppendsContext(t *testing.T) {
 		t.Errorf("message 0 rewritten: %+v", next.Messages[0].Content)
 	}
 	m4 := next.Messages[4].Content
-	if len(m4) != 2 || !strings.Contains(m4[0].Text, "package a // fixed") || m4[1].Type != llm.BlockToolResult {
-		t.Errorf("message 4 %+v: want the new context text, then the tool result", m4)
+	if len(m4) != 2 || m4[0].Text != "## File: a.go\n\n```\npackage a // fixed\n```" || m4[1].Type != llm.BlockToolResult {
+		t.Errorf("message 4 %+v: want the changed file alone, then the tool result", m4)
 	}
 	if len(bd.Spans) != 6 || !strings.HasPrefix(bd.Spans[4].Name, "user context (before message 4)") {
 		var names []string
