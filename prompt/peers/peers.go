@@ -30,8 +30,11 @@
 //     and a request never carries more than llm.MaxBreakpoints (Assemble
 //     returns an error instead; no peer rule reaches it).
 //
-// All peers but codex are stateless; each Lookup returns a fresh instance,
-// and an instance serves one session (prompt.Layout's contract).
+// Assemble fails, with an error naming the layout, when the history is not
+// a valid conversation (prompt.CheckHistory). All peers but codex are
+// stateless and safe for concurrent use; codex remembers where it placed
+// context, so one instance serves one session (prompt.Layout's contract;
+// prompt.Lookup returns a fresh instance).
 package peers
 
 import (
