@@ -46,7 +46,7 @@ func (s *Static) StaticTokens() int {
 	if s == nil {
 		return 0
 	}
-	pc := s.context("", []llm.Message{llm.UserText("")}, time.Time{})
+	pc := s.context("", "", []llm.Message{llm.UserText("")}, time.Time{})
 	n := pc.Tokens(pc.System) + pc.ToolTokens(pc.Tools)
 	for _, f := range pc.Files {
 		n += pc.Tokens(f.Content)

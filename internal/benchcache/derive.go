@@ -117,10 +117,13 @@ type Static struct {
 	Skills []prompt.Skill
 }
 
-// context is the prompt.Context of one call: the static context (or the
-// recording's alone when s is nil) around history, sent at at.
-func (s *Static) context(recordedSystem string, history []llm.Message, at time.Time) prompt.Context {
-	pc := prompt.Context{System: recordedSystem, Tools: []llm.ToolSpec{bashSpec}, History: history, Now: at.UnixMilli()}
+// context is the prompt.Context of one call of the named session: the
+// static context (or the recording's alone when s is nil) around history,
+// sent at at; the session name is the conversation id (the peers that send a
+// prompt_cache_key use it).
+func (s *Static) context(session, recordedSystem string, history []llm.Message, at time.Time) prompt.Context {
+	pc := prompt.Context{System: recordedSystem, Tools: []llm.ToolSpec{bashSpec}, History: history, Now: at.UnixMilli(),
+		ConversationID: session}
 	if s == nil {
 		return pc
 	}
@@ -184,7 +187,7 @@ func mergeParallel(t *trajectory.Trajectory, d Derivation, out *Session) (*Sessi
 		for c := a; c <= b; c++ {
 			output += t.Calls[c].Usage.CompletionTokens
 		}
-		pc := d.Static.context(t.System, hist[:len(hist):len(hist)], at)
+		pc := d.Static.context(t.InstanceID, t.System, hist[:len(hist):len(hist)], at)
 		out.Calls = append(out.Calls, Call{Context: pc, At: at, Output: output})
 		// The merged response and its results join the history.
 		var asst, user []llm.Block

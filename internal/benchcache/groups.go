@@ -2,9 +2,11 @@ package benchcache
 
 import (
 	"fmt"
+	"slices"
 	"sort"
 
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/prompt/peers"
 )
 
 // The groups a report sorts layouts into, in report order.
@@ -12,37 +14,44 @@ const (
 	GroupSeeds  = "seeds"  // layouts of the designs strata was built from (docs/)
 	GroupPeers  = "peers"  // the caching rules of agents people run today
 	GroupStrata = "strata" // strata's own layout
+	GroupOther  = "other"  // any other registered layout
 	GroupOracle = "oracle" // the lower bound
 )
 
 // Groups lists the layout groups in report order (the oracle last).
-var Groups = []string{GroupSeeds, GroupPeers, GroupStrata, GroupOracle}
+var Groups = []string{GroupSeeds, GroupPeers, GroupStrata, GroupOther, GroupOracle}
 
 var seedLayouts = map[string]bool{"flat": true, "kiro": true, "panels": true, "tiered": true, "stability": true}
 
 // Group returns the group of a layout name: GroupStrata for cachefit,
 // GroupSeeds for the layouts of the designs strata was built from (flat,
-// kiro, panels, tiered, stability), GroupPeers for every other registered
-// layout (the peers' caching rules, prompt/peers).
+// kiro, panels, tiered, stability), GroupPeers for the peers' caching rules
+// (peers.Names), GroupOther for anything else.
 func Group(layout string) string {
 	switch {
 	case layout == "cachefit":
 		return GroupStrata
 	case seedLayouts[layout]:
 		return GroupSeeds
+	case slices.Contains(peers.Names(), layout):
+		return GroupPeers
 	}
-	return GroupPeers
+	return GroupOther
 }
 
 // AllLayouts returns every registered layout (prompt.Names), ordered by
-// group (seeds, peers, strata) and then by name: the `--layouts all` set.
+// group (seeds, peers, strata, other), seeds by name and peers in
+// peers.Names order: the `--layouts all` set.
 func AllLayouts() []string {
 	names := prompt.Names()
-	rank := map[string]int{GroupSeeds: 0, GroupPeers: 1, GroupStrata: 2}
+	rank := map[string]int{GroupSeeds: 0, GroupPeers: 1, GroupStrata: 2, GroupOther: 3}
 	sort.SliceStable(names, func(i, j int) bool {
 		gi, gj := rank[Group(names[i])], rank[Group(names[j])]
 		if gi != gj {
 			return gi < gj
+		}
+		if gi == rank[GroupPeers] {
+			return slices.Index(peers.Names(), names[i]) < slices.Index(peers.Names(), names[j])
 		}
 		return names[i] < names[j]
 	})

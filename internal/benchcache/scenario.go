@@ -112,7 +112,7 @@ func DeriveWith(t *trajectory.Trajectory, s Scenario, d Derivation) (*Session, e
 			pause += d.Pacing.Length
 		}
 		at := c.Created.Add(pause)
-		pc := d.Static.context(req.SystemText(), req.Messages, at)
+		pc := d.Static.context(t.InstanceID, req.SystemText(), req.Messages, at)
 		if m != nil {
 			var files []prompt.File
 			pc.History, files = m.apply(req.Messages, at.UnixMilli())
