@@ -6,11 +6,14 @@
 //
 // Placement, most stable first:
 //
-//	system   the system instructions + the context items that are not files
-//	         (summary, knowledge, task, hook output, skills, file tree)  ◆
-//	history  the conversation, in order; a working file is placed once per
-//	         version, as a text block appended to the user message that was
-//	         last when the version first appeared, and stays there
+//	system   the system instructions + the context items that are not
+//	         working files (summary, knowledge, task, hook output, the files
+//	         of the session's first request — agent resources and steering —
+//	         as first seen, skills, file tree)  ◆
+//	history  the conversation, in order; a working file (one that appears
+//	         later, or a new version of a first-request file) is placed once
+//	         per version, as a text block appended to the user message that
+//	         was last when the version first appeared, and stays there
 //	         ◆ on the ends of the last three user messages (rolling)
 //	reminder appended after the last breakpoint, so it never breaks a prefix
 //
@@ -59,6 +62,10 @@ type Layout struct {
 	seen   map[string]bool
 	latest map[string]string // path → the content of its latest placed version
 	gaps   gapModel
+	// static are the files of the session's first request, placed in the
+	// system text as first seen (started: the first request was seen).
+	static  []prompt.File
+	started bool
 }
 
 // Options are cachefit's tunable parameters. The defaults (DefaultOptions)
@@ -99,6 +106,16 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		return nil, nil, fmt.Errorf("cachefit: the history must end with a user message (got %s)", c.History[last].Role)
 	}
 	l.forgetBeyond(last)
+	if !l.started {
+		// The files of the first request are the session's static context
+		// (agent resources, steering): system sections, frozen as first seen.
+		l.started = true
+		l.static = append([]prompt.File(nil), c.Files...)
+		for _, f := range l.static {
+			l.seen[f.Path+"\x00"+hash(f.Content)] = true
+			l.latest[f.Path] = f.Content
+		}
+	}
 	for _, f := range c.Files {
 		key := f.Path + "\x00" + hash(f.Content)
 		if l.seen[key] {
@@ -133,7 +150,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
 			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
 	}
-	if sys := systemText(c); sys != "" {
+	if sys := systemText(c, l.static); sys != "" {
 		req.System = []llm.Block{llm.TextBlock(sys)}
 		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakSystem, Block: 0, TTL: ttl})
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
@@ -198,6 +215,9 @@ func (l *Layout) forgetBeyond(last int) {
 	}
 	if len(kept) < len(l.placed) {
 		l.latest = map[string]string{}
+		for _, f := range l.static {
+			l.latest[f.Path] = f.Content
+		}
 		for _, p := range kept {
 			path, _, _ := strings.Cut(p.key, "\x00")
 			l.latest[path] = p.content
@@ -219,8 +239,8 @@ func update(path, prev, cur, full string, context int) string {
 }
 
 // systemText is the system instructions followed by the context items that
-// are not working files, as "## " sections.
-func systemText(c *prompt.Context) string {
+// are not working files (static files included), as "## " sections.
+func systemText(c *prompt.Context, static []prompt.File) string {
 	var b strings.Builder
 	b.WriteString(c.System)
 	section := func(title, body string) {
@@ -237,6 +257,9 @@ func systemText(c *prompt.Context) string {
 	section("Task", c.Task)
 	for _, h := range c.HookOutputs {
 		section("Hook output", h)
+	}
+	for _, f := range static {
+		section("File: "+f.Path, "```\n"+f.Content+"\n```")
 	}
 	var skills []string
 	for _, s := range c.Skills {

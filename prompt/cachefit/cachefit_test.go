@@ -99,3 +99,33 @@ func TestRejectsHistoryEndingWithAssistant(t *testing.T) {
 		t.Errorf("err %v", err)
 	}
 }
+
+// The files of a session's first request (an agent's resources and
+// steering) are system sections as first seen; a later version of one is
+// placed in the history as an update and the system text never changes.
+func TestFirstRequestFilesAreStaticContext(t *testing.T) {
+	l := New()
+	steer := prompt.File{Path: ".kiro/steering/style.md", Content: "Use tabs.\n" + strings.Repeat("rule\n", 30)}
+	h := []llm.Message{llm.UserText("fix it")}
+	first, _, err := l.Assemble(&prompt.Context{System: "sys", History: h, Files: []prompt.File{steer}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(first.System[0].Text, "## File: .kiro/steering/style.md\n\n```\nUse tabs.") || len(first.Messages[0].Content) != 1 {
+		t.Fatalf("first request: system %q, first message %d blocks", first.System[0].Text, len(first.Messages[0].Content))
+	}
+	changed := steer
+	changed.Content = strings.Replace(steer.Content, "Use tabs.", "Use spaces.", 1)
+	h = append(h, llm.AssistantText("ok"), llm.UserText("again"))
+	second, _, err := l.Assemble(&prompt.Context{System: "sys", History: h, Files: []prompt.File{changed}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if second.System[0].Text != first.System[0].Text {
+		t.Error("the system text changed")
+	}
+	lastMsg := second.Messages[len(second.Messages)-1].Content
+	if got := lastMsg[len(lastMsg)-1].Text; !strings.Contains(got, "+Use spaces.") {
+		t.Errorf("the new version is not an update in the history: %q", got)
+	}
+}
