@@ -85,6 +85,8 @@ func checkCell(t *testing.T, name string, rep *Report, limit, tie float64) {
 // not move: a pause under an hour costs the cheapest layout only a 1-hour
 // write of one block (keep-alive), which the bound does not count, while
 // cachefit pays for the first pause it could not foresee (≤ 1.15× here).
+// The 20% goal is measured on all 60 train sessions (on short subsets the
+// first, unforeseeable pause weighs more).
 func TestPacedCachefitTTL(t *testing.T) {
 	layouts := AllLayouts()
 	none := trainSubsetWith(t, 12, Paced, Derivation{Pacing: Pacing{Every: -1}})
@@ -102,7 +104,10 @@ func TestPacedCachefitTTL(t *testing.T) {
 			t.Errorf("%s: paced without pauses $%.4f, append $%.4f", l, p.Layouts[l].CostUSD, a.Layouts[l].CostUSD)
 		}
 	}
-	paced := trainSubset(t, 12, Paced)
+	paced, err := LoadDir(shared.Path(t, "data/trajectories/mini-swe-agent/train"), Paced) // the goal is stated on all of train
+	if err != nil {
+		t.Fatal(err)
+	}
 	rep, err := Run(paced, Paced, Options{Provider: "anthropic", Layouts: layouts})
 	if err != nil {
 		t.Fatal(err)
@@ -114,8 +119,10 @@ func TestPacedCachefitTTL(t *testing.T) {
 			t.Errorf("paced every 10: cachefit $%.4f is not 20%% cheaper than %s $%.4f", cf, l, c)
 		}
 	}
-	if math.Abs(rep.Oracle.CostUSD-a.Oracle.CostUSD) > 1e-9 {
-		t.Errorf("6-minute pauses moved the oracle: $%.4f vs $%.4f without", rep.Oracle.CostUSD, a.Oracle.CostUSD)
+	for i, d := range a.Details { // the subset is the first sessions of train
+		if pd := rep.Details[i]; pd.Name != d.Name || math.Abs(pd.Oracle.CostUSD-d.Oracle.CostUSD) > 1e-9 {
+			t.Errorf("%s: 6-minute pauses moved the oracle: $%.4f vs $%.4f without (%s)", d.Name, pd.Oracle.CostUSD, d.Oracle.CostUSD, pd.Name)
+		}
 	}
 }
 
