@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -43,5 +44,83 @@ func TestBenchSkipsMalformedTrajectory(t *testing.T) {
 	r = runCLI(t, t.TempDir(), nil, "bench", "cache", "--trajectories", dir)
 	if r.code != 2 || !strings.Contains(r.stderr, "none of the 1 *.traj.json files") {
 		t.Errorf("only malformed files: exit %d, stderr %s; want 2 and 'none of the 1 …'", r.code, r.stderr)
+	}
+}
+
+// `agents list` warnings name the file they refer to (the agent file or the
+// workspace mcp.json the server came from) as well as the JSON pointer, and
+// servers from mcp.json files have their commands checked: missing from
+// $PATH, or a path that is not executable.
+func TestAgentsListWarningsNameTheFile(t *testing.T) {
+	ws, home := t.TempDir(), t.TempDir()
+	writeAgent(t, ws, ".kiro/agents/dev.json", `{"name":"dev","includeMcpJson":true,
+		"mcpServers":{"own":{"command":"strata-test-no-such-own-command"}}}`)
+	writeAgent(t, ws, ".kiro/settings/mcp.json", `{"mcpServers":{
+		"gone":{"command":"strata-test-no-such-command"},
+		"plain":{"command":"./tools/server.sh"},
+		"off":{"command":"strata-test-disabled","disabled":true}}}`)
+	writeAgent(t, ws, "tools/server.sh", "#!/bin/sh\n") // 0644: not executable
+	env := []string{"HOME=" + home}
+	r := runCLI(t, ws, env, "agents", "list", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	var infos []agentInfo
+	if err := json.Unmarshal([]byte(r.stdout), &infos); err != nil || len(infos) != 1 {
+		t.Fatalf("agents list json: %v\n%s", err, r.stdout)
+	}
+	agentFile := filepath.Join(ws, ".kiro", "agents", "dev.json")
+	mcpFile := filepath.Join(ws, ".kiro", "settings", "mcp.json")
+	want := []string{
+		agentFile + `: /mcpServers/own/command: command "strata-test-no-such-own-command" not found on $PATH; the server will fail to start`,
+		mcpFile + `: /mcpServers/gone/command: command "strata-test-no-such-command" not found on $PATH; the server will fail to start`,
+		mcpFile + `: /mcpServers/plain/command: command ` + filepath.Join(ws, "tools", "server.sh") + ` is not executable (chmod +x it); the server will fail to start`,
+	}
+	all := strings.Join(infos[0].Warnings, "\n")
+	for _, w := range want {
+		if !strings.Contains(all, w) {
+			t.Errorf("no warning\n  %s\namong\n  %s", w, strings.ReplaceAll(all, "\n", "\n  "))
+		}
+	}
+	if strings.Contains(all, "strata-test-disabled") {
+		t.Errorf("a disabled server was checked:\n%s", all)
+	}
+	r = runCLI(t, ws, env, "agents", "list")
+	if want := "dev: warning: .kiro/settings/mcp.json: /mcpServers/gone/command: "; !strings.Contains(r.stdout, want) {
+		t.Errorf("table lacks %q (path relative to the workspace):\n%s", want, r.stdout)
+	}
+}
+
+// `mcp list` exits 1 when every server failed, says so, and shows the tail
+// of each failing server's stderr; a file whose servers are all disabled
+// is not a failure.
+func TestMCPListAllFailedShowsStderr(t *testing.T) {
+	ws := t.TempDir()
+	cfg := filepath.Join(ws, "mcp.json")
+	writeAgent(t, ws, "mcp.json", `{"mcpServers":{
+		"crashes":{"command":"sh","args":["-c","echo 'Error: cannot find module server.js' >&2; exit 1"]},
+		"missing":{"command":"strata-test-no-such-command"}}}`)
+	r := runCLI(t, ws, nil, "mcp", "list", "--mcp-config", cfg)
+	if r.code != 1 {
+		t.Errorf("exit %d, want 1 when every server failed\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	for _, want := range []string{"@crashes stderr (last lines):\n  Error: cannot find module server.js", "missing"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, r.stdout)
+		}
+	}
+	for _, want := range []string{"all 2 MCP server(s) failed", cfg + `: /mcpServers/missing/command: command "strata-test-no-such-command" not found on $PATH`} {
+		if !strings.Contains(r.stderr, want) {
+			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
+		}
+	}
+	r = runCLI(t, ws, nil, "mcp", "list", "--mcp-config", cfg, "--format", "json")
+	if r.code != 1 || !strings.Contains(r.stdout, `"stderr_tail": "Error: cannot find module server.js"`) {
+		t.Errorf("json: exit %d, want 1 and stderr_tail:\n%s", r.code, r.stdout)
+	}
+
+	writeAgent(t, ws, "mcp.json", `{"mcpServers":{"off":{"command":"sh","disabled":true}}}`)
+	if r := runCLI(t, ws, nil, "mcp", "list", "--mcp-config", cfg); r.code != 0 {
+		t.Errorf("only disabled servers: exit %d, want 0\n%s", r.code, r.stderr)
 	}
 }
