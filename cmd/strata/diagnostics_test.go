@@ -124,3 +124,45 @@ func TestMCPListAllFailedShowsStderr(t *testing.T) {
 		t.Errorf("only disabled servers: exit %d, want 0\n%s", r.code, r.stderr)
 	}
 }
+
+// Every command appends to a log file ($STRATA_LOG_FILE, else under
+// $XDG_STATE_HOME or the user's cache directory) with its start and exit
+// code; --verbose adds the provider's HTTP requests, on stderr too. A log
+// file that cannot be opened is a warning, and 'off' writes none.
+func TestVerboseAndLogFile(t *testing.T) {
+	ws := t.TempDir()
+	logFile := filepath.Join(t.TempDir(), "x.log")
+	r := runCLI(t, ws, []string{"STRATA_LOG_FILE=" + logFile}, "run", "--verbose", "list the files")
+	if r.code != 0 {
+		t.Fatalf("exit %d: %s", r.code, r.stderr)
+	}
+	if want := `level=DEBUG msg="http request" `; !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "strata: logging to "+logFile) {
+		t.Errorf("--verbose stderr lacks %q and the log path:\n%s", want, r.stderr)
+	}
+	b, err := os.ReadFile(logFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{`msg=start `, `command="strata run" flags="--verbose=true"`, `msg="http request" `, "provider=anthropic method=POST url=http://127.0.0.1:", `msg=exit `, ` code=0 `} {
+		if !strings.Contains(string(b), want) {
+			t.Errorf("log lacks %q:\n%s", want, b)
+		}
+	}
+
+	state := t.TempDir()
+	r = runCLI(t, ws, []string{"STRATA_LOG_FILE=", "XDG_STATE_HOME=" + state}, "render", "--provider", "nope", "x")
+	b, err = os.ReadFile(filepath.Join(state, "strata", "strata.log"))
+	if r.code != 2 || err != nil || !strings.Contains(string(b), " code=2 ") || !strings.Contains(string(b), "level=INFO msg=exit") ||
+		strings.Contains(string(b), "DEBUG") {
+		t.Errorf("default log file: exit %d, %v:\n%s", r.code, err, b)
+	}
+
+	r = runCLI(t, ws, []string{"STRATA_LOG_FILE=off", "XDG_STATE_HOME=" + state}, "models")
+	if r.code != 0 || strings.Contains(r.stderr, "log") {
+		t.Errorf("STRATA_LOG_FILE=off: exit %d, stderr %s", r.code, r.stderr)
+	}
+	r = runCLI(t, ws, nil, "--log-file", filepath.Join(logFile, "sub", "y.log"), "models")
+	if r.code != 0 || !strings.Contains(r.stderr, "strata: warning: log file: ") {
+		t.Errorf("unopenable log file: exit %d (want 0), stderr %s (want a warning)", r.code, r.stderr)
+	}
+}

@@ -42,6 +42,14 @@ func execute(args []string) int {
 	c, _, _ := root.Find(args)
 	watch := watchInterrupt(c)
 	err := root.Execute()
+	code := exitCode(err, watch)
+	logs.endLog(code, err)
+	return code
+}
+
+// exitCode prints err (when not an interrupt, which watch reports) and
+// returns the exit status: 0, 1, 2 for a usage error, 130 for Ctrl-C.
+func exitCode(err error, watch *interruptWatch) int {
 	if watch.interrupted(err, os.Stderr) {
 		return exitInterrupted
 	}
@@ -72,6 +80,8 @@ Without an API key, 'strata run' plays a recorded demo session offline.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
+	addLogFlags(root)
+	root.PersistentPreRun = func(c *cobra.Command, _ []string) { logs.startLog(c) }
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

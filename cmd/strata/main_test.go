@@ -57,7 +57,8 @@ func runCLIInput(t *testing.T, dir string, env []string, stdin io.Reader, args .
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
-	cmd.Env = append(cmd.Env, "STRATA_DATA_DIR="+dataDir)
+	cmd.Env = append(cmd.Env, "STRATA_DATA_DIR="+dataDir, "STRATA_LOG_FILE="+filepath.Join(dataDir, "strata.log"),
+		"STRATA_CONFIG="+filepath.Join(dataDir, "no-config.yaml")) // never the user's own log or config
 	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

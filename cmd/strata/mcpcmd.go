@@ -81,7 +81,7 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		}
 		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 	}
-	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
+	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter()}) // stderr tails are shown below
 	defer m.Terminate()
 	for _, s := range servers {
 		_ = m.LaunchServer(ctx, s.Name, strata.MCPServerConfig(s.Server)) // the failure is in the status
