@@ -81,7 +81,7 @@ Without an API key, 'strata run' plays a recorded demo session offline.`,
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
 	addLogFlags(root)
-	root.PersistentPreRun = func(c *cobra.Command, _ []string) { logs.startLog(c) }
+	root.PersistentPreRunE = preRun
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
