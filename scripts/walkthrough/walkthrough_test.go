@@ -42,6 +42,7 @@ func (w *walk) run(line, stdin string) (string, string, int) {
 	} else if err != nil {
 		w.t.Fatalf("%s: %v", line, err)
 	}
+	w.t.Logf("$ %s → exit %d", line, code)
 	return so.String(), se.String(), code
 }
 
@@ -122,7 +123,7 @@ func TestFreshCloneWalkthrough(t *testing.T) {
 		w.env = append(w.env, kv)
 	}
 	w.env = append(w.env, "HOME="+home, "PATH="+w.bin+":"+os.Getenv("PATH"), "GOBIN="+w.bin,
-		"GOCACHE="+goEnv(t, "GOCACHE"), "GOMODCACHE="+goEnv(t, "GOMODCACHE"), "GOFLAGS=-mod=mod", "CI=")
+		"GOCACHE="+goEnv(t, "GOCACHE"), "GOMODCACHE="+goEnv(t, "GOMODCACHE"), "CI=")
 
 	readme, err := os.ReadFile(filepath.Join(clone, "README.md"))
 	if err != nil {
