@@ -22,6 +22,7 @@ type walk struct {
 	t       *testing.T
 	bin     string // GOBIN holding strata
 	project string // the user's project directory
+	home    string // the user's $HOME
 	env     []string
 }
 
@@ -108,7 +109,7 @@ func TestFreshCloneWalkthrough(t *testing.T) {
 		t.Fatalf("git clone: %v\n%s", err, out)
 	}
 	home := filepath.Join(tmp, "home")
-	w := &walk{t: t, bin: filepath.Join(tmp, "bin"), project: filepath.Join(tmp, "your-project")}
+	w := &walk{t: t, bin: filepath.Join(tmp, "bin"), project: filepath.Join(tmp, "your-project"), home: home}
 	for _, d := range []string{home, w.project, filepath.Join(w.project, ".kiro", "agents")} {
 		os.MkdirAll(d, 0o755)
 	}
@@ -169,6 +170,16 @@ func checkExitCodes(t *testing.T, w *walk) {
 	w.expect(0, "strata chat --plain", "hello\nand again\n")
 	w.expect(0, "strata config", "")
 	w.expect(0, "strata models", "")
+	// An editor (Zed's agent_servers entry runs "strata acp") initializes
+	// over stdio; closing stdin ends the server.
+	out, _ = w.expect(0, "strata acp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}`+"\n")
+	if !strings.Contains(out, `"protocolVersion":1`) {
+		t.Errorf("strata acp initialize: %s", out)
+	}
+	// The troubleshooting log is in the default place, the user's cache dir.
+	if b, err := os.ReadFile(filepath.Join(w.home, ".cache", "strata", "strata.log")); err != nil || !strings.Contains(string(b), `command="strata acp"`) {
+		t.Errorf("log file under ~/.cache/strata: %v\n%s", err, clip(string(b)))
+	}
 
 	for _, c := range []struct {
 		line, want string
