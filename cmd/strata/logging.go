@@ -151,3 +151,13 @@ func (l *logState) fileWriter() io.Writer {
 	}
 	return l.file
 }
+
+// fileOnly stops the --verbose copy to stderr (the full-screen chat owns
+// the terminal); the log file keeps every line.
+func (l *logState) fileOnly() {
+	if l.fileLog != nil {
+		slog.SetDefault(l.fileLog)
+	} else {
+		slog.SetDefault(slog.New(slog.DiscardHandler))
+	}
+}

@@ -71,7 +71,13 @@ func newRoot() *cobra.Command {
 		Long: `strata assembles every model request from explicit layers (system text, tools,
 context, history), runs the agent loop around it, and shows exactly what it sends.
 
-Without an API key, 'strata run' plays a recorded demo session offline.`,
+Without an API key, 'strata run' plays a recorded demo session offline.
+
+Settings come from flags, then STRATA_* variables, then the config file
+($STRATA_CONFIG, else ~/.config/strata/config.yaml on Linux): 'strata config'
+shows which apply and where each came from. Every command logs to a file
+($STRATA_LOG_FILE, else $XDG_STATE_HOME/strata/strata.log or
+~/.cache/strata/strata.log); --verbose adds debug detail there and on stderr.`,
 		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
