@@ -200,21 +200,28 @@ func (a *Agent) checkMCP(home string) {
 func (c *MCPConfig) Check(root, home string) []Warning {
 	var out []Warning
 	for _, name := range c.Names() {
-		s := c.Servers[name]
-		field := "/mcpServers/" + escapePointer(name)
-		switch {
-		case s.Disabled:
-		case s.Transport() == "http":
-			if s.URL == "" {
-				out = append(out, Warning{File: c.Path, Field: field + "/url", Message: "HTTP server without url; it cannot start"})
-			}
-		default:
-			if m := missingProgram(s.Command, root, home); m != "" {
-				out = append(out, Warning{File: c.Path, Field: field + "/command", Message: m + "; the server will fail to start"})
-			}
-		}
+		out = append(out, c.CheckServer(name, root, home)...)
 	}
 	return out
+}
+
+// CheckServer is Check for the one server name (none for a name the file
+// does not hold).
+func (c *MCPConfig) CheckServer(name, root, home string) []Warning {
+	s, ok := c.Servers[name]
+	field := "/mcpServers/" + escapePointer(name)
+	switch {
+	case !ok || s.Disabled:
+	case s.Transport() == "http":
+		if s.URL == "" {
+			return []Warning{{File: c.Path, Field: field + "/url", Message: "HTTP server without url; it cannot start"}}
+		}
+	default:
+		if m := missingProgram(s.Command, root, home); m != "" {
+			return []Warning{{File: c.Path, Field: field + "/command", Message: m + "; the server will fail to start"}}
+		}
+	}
+	return nil
 }
 
 // missingProgram returns why a server command cannot start, or "".

@@ -321,10 +321,10 @@ func (r *Resolved) resolveMCP(home string) error {
 			if err != nil {
 				return err
 			}
-			r.Warnings = append(r.Warnings, cfg.Check(r.ProjectRoot, home)...)
 			for _, name := range cfg.Names() {
 				if _, ok := byName[name]; !ok {
 					byName[name] = NamedMCPServer{Name: name, Server: cfg.Servers[name], Source: cfg.Path}
+					r.Warnings = append(r.Warnings, cfg.CheckServer(name, r.ProjectRoot, home)...)
 				}
 			}
 		}

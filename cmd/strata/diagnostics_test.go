@@ -58,7 +58,8 @@ func TestAgentsListWarningsNameTheFile(t *testing.T) {
 	writeAgent(t, ws, ".kiro/settings/mcp.json", `{"mcpServers":{
 		"gone":{"command":"strata-test-no-such-command"},
 		"plain":{"command":"./tools/server.sh"},
-		"off":{"command":"strata-test-disabled","disabled":true}}}`)
+		"off":{"command":"strata-test-disabled","disabled":true},
+		"own":{"command":"strata-test-shadowed-by-the-agent"}}}`)
 	writeAgent(t, ws, "tools/server.sh", "#!/bin/sh\n") // 0644: not executable
 	env := []string{"HOME=" + home}
 	r := runCLI(t, ws, env, "agents", "list", "--format", "json")
@@ -82,8 +83,8 @@ func TestAgentsListWarningsNameTheFile(t *testing.T) {
 			t.Errorf("no warning\n  %s\namong\n  %s", w, strings.ReplaceAll(all, "\n", "\n  "))
 		}
 	}
-	if strings.Contains(all, "strata-test-disabled") {
-		t.Errorf("a disabled server was checked:\n%s", all)
+	if strings.Contains(all, "strata-test-disabled") || strings.Contains(all, "strata-test-shadowed") {
+		t.Errorf("a disabled server, or one the agent's own server of the same name replaces, was checked:\n%s", all)
 	}
 	r = runCLI(t, ws, env, "agents", "list")
 	if want := "dev: warning: .kiro/settings/mcp.json: /mcpServers/gone/command: "; !strings.Contains(r.stdout, want) {
