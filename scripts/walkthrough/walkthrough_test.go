@@ -118,6 +118,7 @@ func TestFreshCloneWalkthrough(t *testing.T) {
 	for _, kv := range os.Environ() {
 		k, _, _ := strings.Cut(kv, "=")
 		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") || strings.HasPrefix(k, "STRATA_") || strings.HasPrefix(k, "XDG_") ||
+			strings.HasPrefix(k, "AWS_") ||
 			k == "HOME" || k == "PATH" {
 			continue
 		}
@@ -191,6 +192,11 @@ func checkExitCodes(t *testing.T, w *walk) {
 		{"strata run --layout no-such-layout x", "cachefit"},
 		{"strata render --provider no-such-provider x", "anthropic"},
 		{"STRATA_CONFIG=bad.yaml strata run x", "bad.yaml:1: modle: unknown key"},
+		{"strata bench cache --trajectories . --model gpt-99", "claude-sonnet-4-5"},
+		{"strata bench cache --trajectories . --report /no/such/dir/r.html", "--report /no/such/dir/r.html"},
+		// No AWS credentials anywhere (clean HOME, no AWS_* variables, the
+		// instance-metadata source pointed at a closed loopback port).
+		{"AWS_EC2_METADATA_SERVICE_ENDPOINT=http://127.0.0.1:1 strata run --provider bedrock x", "AWS_ACCESS_KEY_ID"},
 	} {
 		os.WriteFile(filepath.Join(w.project, "bad.yaml"), []byte("modle: x\n"), 0o644)
 		if _, errOut := w.expect(2, c.line, ""); !strings.Contains(errOut, c.want) {
