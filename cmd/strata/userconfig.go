@@ -115,7 +115,11 @@ func loadUserConfig(path string) (*userConfig, error) {
 		}
 		j := slices.IndexFunc(settings, func(s setting) bool { return s.key == k.Value })
 		if j < 0 {
-			return nil, bad(k, k.Value, "unknown key (valid: %s, base_urls)", strings.Join(settingKeys(), ", "))
+			hint := ""
+			if near := nearest(k.Value, append(settingKeys(), "base_urls")); near != "" {
+				hint = fmt.Sprintf("did you mean %q? ", near)
+			}
+			return nil, bad(k, k.Value, "unknown key (%svalid: %s, base_urls)", hint, strings.Join(settingKeys(), ", "))
 		}
 		if v.Kind != yaml.ScalarNode {
 			return nil, bad(v, k.Value, "want a single value, not a %s", kindName(v.Kind))
@@ -295,4 +299,37 @@ else ` + filepath.Join("<user config dir>", "strata", "config.yaml") + ` (~/.con
 
 A flag beats its environment variable, which beats the file, which beats the
 built-in default. Keys: ` + strings.Join(settingKeys(), ", ") + `, base_urls.`
+}
+
+// nearest returns the candidate within edit distance 2 of s (the closest,
+// the first on ties), or "".
+func nearest(s string, candidates []string) string {
+	best, bestD := "", 3
+	for _, c := range candidates {
+		if d := editDistance(s, c); d < bestD {
+			best, bestD = c, d
+		}
+	}
+	return best
+}
+
+// editDistance is the Levenshtein distance of a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur := make([]int, len(b)+1)
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev = cur
+	}
+	return prev[len(b)]
 }

@@ -112,7 +112,8 @@ func TestConfigFileBaseURL(t *testing.T) {
 // wanted; a missing file is no error.
 func TestBadConfigFile(t *testing.T) {
 	for _, tc := range []struct{ name, body, want string }{
-		{"unknown key", "provider: anthropic\nmodle: x\n", ":2: modle: unknown key (valid: provider, model, layout"},
+		{"unknown key", "provider: anthropic\nmodle: x\n", `:2: modle: unknown key (did you mean "model"? valid: provider, model, layout`},
+		{"unknown key far from any", "colour: red\n", ":1: colour: unknown key (valid: provider"},
 		{"not a number", "max_turns: many\n", ":1: max_turns: want a whole number ≥ 0, got \"many\""},
 		{"bad duration", "\n\nrequest_timeout: soon\n", ":3: request_timeout: want a duration such as 90s"},
 		{"unknown layout", "layout: fancy\n", `:1: layout: unknown layout "fancy" (valid: `},
