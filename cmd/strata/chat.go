@@ -110,7 +110,8 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		header := fmt.Sprintf("strata · layout %s · session %.8s", f.layout, s.ID())
+		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
+		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
 		m := tui.New(func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }, header)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)

@@ -261,7 +261,7 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 		return nil, err
 	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
-		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: os.Stderr}
+		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr()}
 	if f.compact {
 		p := compact.Default
 		o.Compaction = &p
@@ -285,7 +285,10 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 
 // warn prints a warning on stderr and goes on (kiro reports missing
 // resources, hook scripts and MCP commands the same way).
-func warn(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
+func warn(s string) {
+	fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s)
+	logs.logWarning(s)
+}
 
 // chooseReplay sets o.Replay from --replay, or points the provider at the
 // offline demo (internal/demo, served on 127.0.0.1 for the life of the

@@ -176,17 +176,18 @@ func (m *Model) write(s string) {
 // Usage returns the tokens of the model calls so far and their number.
 func (m *Model) Usage() (llm.Usage, int) { return m.usage, m.calls }
 
-// Status is the status bar: header, model calls and tokens.
+// Status is the status bar: header, model calls, tokens (input, output,
+// cache read, cache write) and state, fitted to the window's width (see
+// statusLine: the counts are never cut, the header gives way first).
 func (m *Model) Status() string {
-	u := m.usage
-	state := "ready"
+	state, short := "ready", "ready"
 	switch {
 	case m.approval != nil:
-		state = "approve?"
+		state, short = "approve?", "approve?"
 	case m.running:
-		state = "running (esc cancels)"
+		state, short = "running (esc cancels)", "esc cancels"
 	}
-	return fmt.Sprintf("%s · %d call(s) · in %d out %d · cache read %d write %d · %s", m.header, m.calls, u.Input, u.Output, u.CacheRead, u.CacheWrite, state)
+	return statusLine(m.header, m.calls, m.usage, state, short, m.width)
 }
 
 // View implements tea.Model.
