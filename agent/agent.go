@@ -65,14 +65,17 @@ import (
 	"github.com/strata-agent/strata/tool"
 )
 
-// DefaultMaxTurns is the continuation limit when Config.MaxTurns is 0
-// (docs/loop.md, "continuation limit": the message-loop design's default is 50).
+// DefaultMaxTurns is the continuation limit when Config.MaxTurns is 0: 50
+// continuation rounds per user turn (docs/loop.md, "continuation limit": the
+// message-loop design's settings.json.runtime.continuation.maxIterations
+// defaults to 50).
 const DefaultMaxTurns = 50
 
 // Errors returned (wrapped) by Prompt and Resume.
 var (
-	// ErrMaxTurns: a user turn needed more model calls than Config.MaxTurns
-	// allows. Tool calls made before the limit have run.
+	// ErrMaxTurns: a user turn needed more continuation rounds (tool results
+	// sent back to the model) than Config.MaxTurns allows. Tool calls made
+	// before the limit have run; their results were not sent to the model.
 	ErrMaxTurns = errors.New("agent: max turns reached")
 	// ErrTokenLimit: the loop's total tokens reached Config.MaxSessionTokens.
 	ErrTokenLimit = errors.New("agent: session token limit reached")
@@ -108,8 +111,13 @@ type Config struct {
 	// Now is the clock for Context.Now (nil = time.Now); a fixed clock
 	// makes requests reproducible (`strata render --now`).
 	Now func() time.Time
-	// MaxTurns is the continuation limit: model calls per user message
-	// (0 = DefaultMaxTurns).
+	// MaxTurns is the continuation limit: continuation rounds per user
+	// message (0 = DefaultMaxTurns). A round is TOOL_CALL → COMPOSE_REQUEST,
+	// the model call that answers a response's tool results (all the calls
+	// of one response are one round, as the message-loop design counts);
+	// the first model call of a user turn and calls made only for steering
+	// or follow-up messages are not rounds. MaxTurns N allows N+1 model
+	// calls answering tools: with 1, one tool round-trip.
 	MaxTurns int
 	// MaxSessionTokens caps the loop's total tokens (llm.Usage.Total summed
 	// over every model call); 0 = no cap. It is checked before each turn.
@@ -295,6 +303,7 @@ type Result struct {
 	StopReason llm.StopReason // its stop reason
 	Usage      llm.Usage      // summed over the model calls of this user turn
 	Turns      int            // model calls made
+	Rounds     int            // continuation rounds made (see Config.MaxTurns)
 }
 
 // Prompt runs one user turn: it passes text through the receive_input hooks,
@@ -344,6 +353,7 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 // loop makes model calls until the model stops, a limit is hit or an error
 // occurs, then ends the user turn (RENDER hooks, SessionTurnEnd).
 func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, input []llm.Message, res *Result) (*Result, error) {
+	round := false // the next model call answers tool results: a continuation round
 	for {
 		if steer := a.takeSteering(); len(steer) > 0 {
 			blocks := make([]llm.Block, len(steer))
@@ -357,8 +367,11 @@ func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, in
 				input = append(input, m)
 			}
 		}
-		if err := a.checkLimits(corr, res); err != nil {
+		if err := a.checkLimits(corr, res, round); err != nil {
 			return a.endSession(corr, res, err)
+		}
+		if round {
+			res.Rounds++
 		}
 		resp, err := a.turn(ctx, corr, trigger, input, res)
 		if err != nil {
@@ -366,11 +379,11 @@ func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, in
 		}
 		input, trigger = nil, event.TriggerContinuation
 		res.Message, res.StopReason = resp.Message, resp.StopReason
-		if a.continues(resp) || a.hasSteering() {
+		if round = a.continues(resp); round || a.hasSteering() {
 			continue
 		}
 		if text, ok := a.takeFollowUp(); ok {
-			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerUser
+			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerFollowUp
 			continue
 		}
 		break
@@ -390,23 +403,36 @@ func (a *Agent) hasSteering() bool {
 	return len(a.steering) > 0
 }
 
-// checkLimits stops the loop explicitly (AgentStopped, a terminal event with
-// a message for the user) when the continuation or token limit is reached.
-func (a *Agent) checkLimits(corr string, res *Result) error {
+// checkLimits stops the loop explicitly when the continuation or token limit
+// is reached, at the top of the iteration, before before_turn and
+// COMPOSE_REQUEST (docs/loop.md, "continuation limit"; docs/turn.md, rule
+// 15); round says the next model call would be a continuation round.
+func (a *Agent) checkLimits(corr string, res *Result, round bool) error {
 	var msg string
 	var err error
 	switch {
-	case res.Turns >= a.cfg.MaxTurns:
-		msg = fmt.Sprintf("[agent stopped: max turns %d reached; tool calls made before the limit have completed]", a.cfg.MaxTurns)
-		err = fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns)
+	case round && res.Rounds >= a.cfg.MaxTurns:
+		msg = fmt.Sprintf("max turns %d reached (the continuation limit, in rounds of tool results sent back to the model); "+
+			"tool calls made before the limit may already have completed successfully; the last round's results were not sent to the model", a.cfg.MaxTurns)
+		err = fmt.Errorf("%w (%d rounds)", ErrMaxTurns, a.cfg.MaxTurns)
 	case a.cfg.MaxSessionTokens > 0 && a.usage.Total >= a.cfg.MaxSessionTokens:
-		msg = fmt.Sprintf("[agent stopped: session token limit %d reached (%d tokens used)]", a.cfg.MaxSessionTokens, a.usage.Total)
+		msg = fmt.Sprintf("session token limit %d reached (%d tokens used)", a.cfg.MaxSessionTokens, a.usage.Total)
 		err = fmt.Errorf("%w (%d of %d tokens)", ErrTokenLimit, a.usage.Total, a.cfg.MaxSessionTokens)
 	default:
 		return nil
 	}
-	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Text: msg, Err: err})
+	a.stopped(corr, nil, msg, err)
 	return err
+}
+
+// stopped emits the terminal AgentStopped event: Text is the system message
+// "[Agent stopped: <why>]" of the Rust agent-loop Turn (docs/turn.md, rule
+// 15), also carried as Message with role system (never added to the
+// history: no provider accepts a system message mid-conversation).
+func (a *Agent) stopped(corr string, id *event.TurnID, why string, err error) {
+	text := "[Agent stopped: " + why + "]"
+	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: id, Text: text, Err: err,
+		Message: &llm.Message{Role: llm.RoleSystem, Content: []llm.Block{llm.TextBlock(text)}}})
 }
 
 // endSession emits SessionTurnEnd and returns res with err.

@@ -178,7 +178,8 @@ func TestPromptRunsToolsAndOrdersEvents(t *testing.T) {
 }
 
 // The continuation limit ends the turn with an explicit event and error after
-// the tool calls already made have run.
+// the tool calls already made have run: with max turns 1 the demo's first
+// tool round-trip happens, its second round does not.
 func TestMaxTurnsStopsExplicitly(t *testing.T) {
 	script, _ := demo.Script()
 	a, rec, bus, _ := newAgent(t, 1, script...)
@@ -199,7 +200,7 @@ func TestMaxTurnsStopsExplicitly(t *testing.T) {
 	if !errors.Is(stopped.Err, ErrMaxTurns) || stopped.Error != stopped.Err.Error() {
 		t.Errorf("agent_stopped Err %v, Error %q; want ErrMaxTurns and its text", stopped.Err, stopped.Error)
 	}
-	if h := a.History(); len(h) != 3 || h[2].Content[0].Type != llm.BlockToolResult {
+	if h := a.History(); len(h) != 5 || h[4].Content[0].Type != llm.BlockToolResult {
 		t.Errorf("history should end with the executed tool's result: %d messages", len(h))
 	}
 }

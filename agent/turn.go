@@ -20,7 +20,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
 			err = fmt.Errorf("%w: %w", ErrAborted, err)
-			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: &id, Text: "[agent stopped: " + err.Error() + "]", Err: err})
+			a.stopped(corr, &id, err.Error(), err)
 			return nil, err
 		}
 	}

@@ -71,6 +71,11 @@ const (
 	TriggerUser         Trigger = "user"         // first turn after a user message
 	TriggerSubAgent     Trigger = "sub_agent"    // first turn of a loop started by a parent agent
 	TriggerContinuation Trigger = "continuation" // tool round-trip or steering message
+	// TriggerFollowUp: the first turn after a queued follow-up message
+	// (agent.Agent.FollowUp) was taken, the loop having otherwise ended. The
+	// Rust agent-loop Turn counts this among its Continuation turns; strata
+	// gives it its own trigger so a record says why the loop went on.
+	TriggerFollowUp Trigger = "follow_up"
 	TriggerBranch       Trigger = "branch"       // first turn of a branched loop
 )
 
