@@ -76,7 +76,7 @@ const (
 	// Rust agent-loop Turn counts this among its Continuation turns; strata
 	// gives it its own trigger so a record says why the loop went on.
 	TriggerFollowUp Trigger = "follow_up"
-	TriggerBranch       Trigger = "branch"       // first turn of a branched loop
+	TriggerBranch   Trigger = "branch" // first turn of a branched loop
 )
 
 // Event is one observation. Which fields are set depends on Kind; unset fields
