@@ -134,3 +134,85 @@ func TestParallelCallsAreOneRound(t *testing.T) {
 		t.Fatalf("err %v, rounds %d, turns %d; want two calls in one round", err, res.Rounds, res.Turns)
 	}
 }
+
+// echoTool returns its input as its result.
+type echoTool struct{}
+
+func (echoTool) Spec() llm.ToolSpec {
+	return llm.ToolSpec{Name: "echo", Description: "echoes", InputSchema: json.RawMessage(`{"type":"object","properties":{"path":{"type":"string"}}}`)}
+}
+func (echoTool) Run(_ context.Context, _ *tool.Env, in json.RawMessage) (tool.Result, error) {
+	return tool.TextResult("ran with " + string(in)), nil
+}
+
+// The message-loop design, TOOL_CALL: "transform: rewrite tool arguments
+// pre-execution" and "Guard hooks. Run on every approved call, after approval
+// has been obtained and before execute." A guard must judge the arguments
+// that will actually execute, so transforms run first.
+func TestToolCallGuardsJudgeTransformedArguments(t *testing.T) {
+	rewrite := func(from, to string) Hook {
+		return Hook{Name: "rewrite", Stage: StageToolCall, Phase: PhasePre, Kind: HookTransform,
+			Func: func(_ context.Context, p *Payload) (Verdict, error) {
+				p.ToolCall.Input = json.RawMessage(strings.ReplaceAll(string(p.ToolCall.Input), from, to))
+				return Verdict{}, nil
+			}}
+	}
+	var judged []string
+	guard := Hook{Name: "no-secrets", Stage: StageToolCall, Phase: PhasePre, Kind: HookGuard,
+		Func: func(_ context.Context, p *Payload) (Verdict, error) {
+			judged = append(judged, string(p.ToolCall.Input))
+			if strings.Contains(string(p.ToolCall.Input), "secret") {
+				return Verdict{Deny: true, Reason: "secret path"}, nil
+			}
+			return Verdict{}, nil
+		}}
+	for _, tc := range []struct {
+		name      string
+		transform Hook
+		input     string
+		wantGuard string // the input the guard saw
+		wantRun   bool
+	}{
+		{"a transform that makes a call safe lets it run", rewrite("secret", "public"), `{"path":"secret.txt"}`, `{"path":"public.txt"}`, true},
+		{"a transform that makes a call unsafe gets it denied", rewrite("public", "secret"), `{"path":"public.txt"}`, `{"path":"secret.txt"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			judged = nil
+			call, err := replay.ToolCall(llm.APIAnthropic, "toolu_1", "echo", json.RawMessage(tc.input))
+			if err != nil {
+				t.Fatal(err)
+			}
+			final, _ := replay.Text(llm.APIAnthropic, "done")
+			a, rec, bus, _ := noopAgent(t, Config{Tools: tool.NewRegistry(echoTool{}), Hooks: []Hook{guard, tc.transform}},
+				[]replay.Response{call, final})
+			if _, err := a.Prompt(context.Background(), "go"); err != nil {
+				t.Fatal(err)
+			}
+			bus.Close()
+			if len(judged) != 1 || judged[0] != tc.wantGuard {
+				t.Errorf("guard judged %q; want %q", judged, tc.wantGuard)
+			}
+			var end *event.Event
+			for i := range rec.ev {
+				if rec.ev[i].Kind == event.ToolExecutionEnd {
+					end = &rec.ev[i]
+				}
+			}
+			ran := end != nil && strings.HasPrefix(resultText(end.ToolResult), "ran with ")
+			if ran != tc.wantRun {
+				t.Fatalf("tool result %+v; want ran=%v", end.ToolResult, tc.wantRun)
+			}
+			if ran && resultText(end.ToolResult) != "ran with "+tc.wantGuard {
+				t.Errorf("ran %q; want the transformed input %s", resultText(end.ToolResult), tc.wantGuard)
+			}
+		})
+	}
+}
+
+// resultText is the text of a tool_result block's first content block.
+func resultText(b *llm.Block) string {
+	if b == nil || len(b.Content) == 0 {
+		return ""
+	}
+	return b.Content[0].Text
+}

@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/strata-agent/strata/event"
@@ -28,6 +29,7 @@ const (
 func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, calls []llm.Block, stop llm.StopReason, settled map[string]string) []llm.Block {
 	out := make([]llm.Block, len(calls))
 	approved := make([]bool, len(calls))
+	calls = slices.Clone(calls) // the calls as they will run: transforms may rewrite their input
 	for i, call := range calls {
 		switch {
 		case stop == llm.StopMaxTokens:
@@ -37,7 +39,11 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 		case ctx.Err() != nil:
 			out[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true)
 		default:
-			ok, by, reason := a.authorize(ctx, corr, id, i, call)
+			// Transforms (and observers) at tool_call pre run first, so the
+			// approval and the guards judge the arguments that will execute
+			// (docs/loop.md, rule 9).
+			a.runNonGuards(ctx, &Payload{Stage: StageToolCall, Phase: PhasePre, CorrelationID: corr, Turn: &id, ToolCall: &calls[i]})
+			ok, by, reason := a.authorize(ctx, corr, id, i, calls[i])
 			if ok {
 				approved[i] = true
 				a.emit(event.Event{Kind: event.ToolCallApproved, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], Text: by})
@@ -130,12 +136,10 @@ func setChildLoop(ctx context.Context, id string) {
 	}
 }
 
-// execute runs one approved call: transform hooks at tool_call pre may change
-// its input, the tool runs, transform hooks at tool_call post may change the
+// execute runs one approved call (its tool_call pre transforms already ran in
+// runTools): the tool runs, transform hooks at tool_call post may change the
 // result; ToolExecutionStart/Update/End are emitted around it.
 func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call llm.Block) llm.Block {
-	pre := &Payload{Stage: StageToolCall, Phase: PhasePre, CorrelationID: corr, Turn: &id, ToolCall: &call}
-	a.runNonGuards(ctx, pre)
 	a.emit(event.Event{Kind: event.ToolExecutionStart, CorrelationID: corr, Turn: &id, ToolCall: &call})
 	env := *a.cfg.Env
 	env.CallID = call.ID
@@ -151,8 +155,9 @@ func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call 
 }
 
 // runNonGuards runs the transform and observer hooks of p's stage and phase
-// (guards of tool_call pre already ran in authorize; a guard at tool_call
-// post cannot undo a call that ran and is ignored).
+// (at tool_call pre they run before authorize, whose guards then see the
+// transformed call; a guard at tool_call post cannot undo a call that ran and
+// is ignored).
 func (a *Agent) runNonGuards(ctx context.Context, p *Payload) {
 	for _, h := range a.cfg.Hooks {
 		if h.Kind == HookGuard || h.Stage != p.Stage || h.Phase != p.Phase {
