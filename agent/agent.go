@@ -227,8 +227,11 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 		return nil, fmt.Errorf("agent: Config.Mode %q; want ask, allowlist or all", cfg.Mode)
 	}
 	for i, h := range cfg.Hooks {
-		if h.Func == nil || h.Stage == "" || (h.Phase != PhasePre && h.Phase != PhasePost) {
-			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre or post", i, h.Name)
+		if h.Func == nil || h.Stage == "" || (h.Phase != PhasePre && h.Phase != PhasePost && h.Phase != PhaseDelta) {
+			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre, post or delta", i, h.Name)
+		}
+		if h.Phase == PhaseDelta && h.Stage != StageStreamResponse {
+			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): phase delta exists only at stage %s, not %s", i, h.Name, StageStreamResponse, h.Stage)
 		}
 	}
 	if cfg.MaxTurns == 0 {

@@ -166,10 +166,27 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *
 			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
 		}
 	}
-	resp, err = a.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
+	streamCtx, cut := context.WithCancel(ctx)
+	defer cut()
+	var cutErr error // a stream_response delta guard's deny: the response is cut off
+	resp, err = a.cfg.Provider.Stream(streamCtx, req, func(d llm.Delta) {
 		begin()
-		a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: &d})
+		if cutErr != nil {
+			return
+		}
+		p := &Payload{Stage: StageStreamResponse, Phase: PhaseDelta, CorrelationID: corr, Turn: id, Delta: &d}
+		if err := a.runHooks(ctx, p); err != nil {
+			cutErr = err
+			cut()
+			return
+		}
+		if p.Delta != nil {
+			a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: p.Delta})
+		}
 	})
+	if cutErr != nil {
+		return nil, nil, cutErr
+	}
 	if err != nil {
 		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Err: err})
 		return nil, nil, err
@@ -212,6 +229,9 @@ func (a *Agent) runHooks(ctx context.Context, p *Payload) error {
 	for _, h := range a.cfg.Hooks {
 		if h.Stage != p.Stage || h.Phase != p.Phase {
 			continue
+		}
+		if p.Phase == PhaseDelta && p.Delta == nil {
+			return nil // a transform filtered the delta out
 		}
 		v, err := h.Func(ctx, p)
 		if h.Kind == HookGuard {
