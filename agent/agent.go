@@ -62,6 +62,7 @@ import (
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/token"
 	"github.com/strata-agent/strata/tool"
 )
 
@@ -149,6 +150,15 @@ type Config struct {
 	// composed; the chunks reach the layout as the context's Summary,
 	// after any summary of the template. nil keeps every message live.
 	Compaction *compact.Policy
+	// ContextWindow is the model's context window in tokens (0 = unknown).
+	// When a composed request (estimated with Counter, output cap included)
+	// would exceed it, COMPOSE_REQUEST detaches the oldest prompts into
+	// frozen chunks until it fits, whether or not Compaction is set (the
+	// message-loop design; docs/loop.md, rule 3).
+	ContextWindow int
+	// Counter counts tokens for the context-window check (nil = the fast
+	// estimator, about 4 bytes per token).
+	Counter token.Counter
 }
 
 // TurnInfo describes a turn about to start (docs/turn.md, before_turn).
@@ -214,6 +224,8 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 		return nil, errors.New("agent: Config.Tools is nil")
 	case cfg.MaxTurns < 0:
 		return nil, fmt.Errorf("agent: Config.MaxTurns is %d; want ≥ 0", cfg.MaxTurns)
+	case cfg.ContextWindow < 0:
+		return nil, fmt.Errorf("agent: Config.ContextWindow is %d tokens; want ≥ 0 (0 = unknown)", cfg.ContextWindow)
 	case cfg.MaxSessionTokens < 0:
 		return nil, fmt.Errorf("agent: Config.MaxSessionTokens is %d; want ≥ 0", cfg.MaxSessionTokens)
 	case loopID == "":
@@ -335,9 +347,25 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	defer a.busy.Store(false)
 	corr := NewID()
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
+	input, err := a.receiveInput(ctx, corr, text, attachments)
+	if err != nil {
+		return a.endSession(corr, &Result{}, err)
+	}
+	trigger := a.first
+	a.first = event.TriggerUser
+	return a.loop(ctx, corr, trigger, input, &Result{})
+}
+
+// receiveInput is the body of RECEIVE_INPUT (between its StagePreFired and
+// StagePostFired events): the receive_input hooks around appending the
+// prompt and attachments as a user message, which it returns.
+func (a *Agent) receiveInput(ctx context.Context, corr, text string, attachments []llm.Block) (_ []llm.Message, err error) {
+	st := a.stages(corr, nil)
+	st.enter(StageReceiveInput)
+	defer func() { st.leave(err) }()
 	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Input: &text}
 	if err := a.runHooks(ctx, p); err != nil {
-		return a.endSession(corr, &Result{}, err)
+		return nil, err
 	}
 	var blocks []llm.Block
 	if strings.TrimSpace(text) != "" {
@@ -346,11 +374,24 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	input := []llm.Message{a.appendUser(append(blocks, attachments...)...)}
 	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Input: &text}
 	if err := a.runHooks(ctx, p); err != nil {
-		return a.endSession(corr, &Result{}, err)
+		return nil, err
 	}
-	trigger := a.first
-	a.first = event.TriggerUser
-	return a.loop(ctx, corr, trigger, input, &Result{})
+	return input, nil
+}
+
+// render is the body of RENDER (between its stage events): the render hooks
+// on the user turn's final assistant message.
+func (a *Agent) render(ctx context.Context, corr string, res *Result) (err error) {
+	st := a.stages(corr, nil)
+	st.enter(StageRender)
+	defer func() { st.leave(err) }()
+	resp := &llm.Response{Message: res.Message, StopReason: res.StopReason, Usage: res.Usage}
+	for _, ph := range []Phase{PhasePre, PhasePost} {
+		if err := a.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: corr, Response: resp}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loop makes model calls until the model stops, a limit is hit or an error
@@ -391,13 +432,7 @@ func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, in
 		}
 		break
 	}
-	resp := &llm.Response{Message: res.Message, StopReason: res.StopReason, Usage: res.Usage}
-	for _, ph := range []Phase{PhasePre, PhasePost} {
-		if err := a.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: corr, Response: resp}); err != nil {
-			return a.endSession(corr, res, err)
-		}
-	}
-	return a.endSession(corr, res, nil)
+	return a.endSession(corr, res, a.render(ctx, corr, res))
 }
 
 func (a *Agent) hasSteering() bool {

@@ -30,14 +30,18 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 	out := make([]llm.Block, len(calls))
 	approved := make([]bool, len(calls))
 	calls = slices.Clone(calls) // the calls as they will run: transforms may rewrite their input
+	for i := range calls {
+		a.emit(event.Event{Kind: event.ToolInvocationProposed, CorrelationID: corr, Turn: &id, ToolCall: &calls[i]})
+	}
+	outcomes := make([]string, len(calls))
 	for i, call := range calls {
 		switch {
 		case stop == llm.StopMaxTokens:
-			out[i] = llm.ToolResultBlock(call.ID, notRunMaxTokens, true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, notRunMaxTokens, true), event.ToolNotRun
 		case settled[call.ID] != "":
-			out[i] = llm.ToolResultBlock(call.ID, settled[call.ID], true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, settled[call.ID], true), event.ToolNotRun
 		case ctx.Err() != nil:
-			out[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true), event.ToolCancelled
 		default:
 			// Transforms (and observers) at tool_call pre run first, so the
 			// approval and the guards judge the arguments that will execute
@@ -50,7 +54,7 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 				continue
 			}
 			a.emit(event.Event{Kind: event.ToolCallDenied, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], Text: reason})
-			out[i] = llm.ToolResultBlock(call.ID, "tool call denied: "+reason, true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, "tool call denied: "+reason, true), event.ToolDenied
 		}
 	}
 	for i := range calls {
@@ -58,7 +62,7 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 			out[i] = a.execute(ctx, corr, id, calls[i])
 			continue
 		}
-		a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], ToolResult: &out[i]})
+		a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], ToolResult: &out[i], Outcome: outcomes[i]})
 	}
 	return out
 }
@@ -70,16 +74,24 @@ func (a *Agent) authorize(ctx context.Context, corr string, id event.TurnID, ind
 	if a.cfg.AllowedTool != nil && !a.cfg.AllowedTool(call.Name) {
 		return false, "", fmt.Sprintf("tool %q is not among the agent's tools", call.Name)
 	}
+	gate := func(answer string) {
+		a.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: corr, Turn: &id, ToolCall: &call, Text: string(a.cfg.Mode) + ": " + answer})
+	}
 	switch {
 	case a.cfg.Mode == ModeAll:
 		by = "mode all"
+		gate("approve")
 	case a.cfg.Mode == ModeAllowlist && a.cfg.PreApproved != nil && a.cfg.PreApproved(call):
 		by = "allowlist"
+		gate("pre-approved")
 	case a.always[call.Name]:
 		by = "allowed always"
+		gate("allowed always")
 	case a.cfg.Approver == nil:
+		gate("no approver")
 		return false, "", fmt.Sprintf("tool %q needs approval (mode %s) and no approver is configured", call.Name, a.cfg.Mode)
 	default:
+		gate("ask the approver")
 		d, err := a.cfg.Approver.Approve(ctx, ApprovalRequest{CorrelationID: corr, Turn: id, Call: call, Index: index})
 		if err != nil {
 			return false, "", fmt.Sprintf("approval failed: %v", err)
@@ -150,7 +162,14 @@ func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call 
 	result := a.cfg.Tools.Execute(context.WithValue(ctx, childKey{}, slot), &env, call)
 	post := &Payload{Stage: StageToolCall, Phase: PhasePost, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result}
 	a.runNonGuards(ctx, post)
-	a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result, ChildLoopID: slot.id})
+	o := event.ToolSucceeded
+	switch {
+	case ctx.Err() != nil:
+		o = event.ToolCancelled
+	case result.IsError:
+		o = event.ToolFailed
+	}
+	a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result, ChildLoopID: slot.id, Outcome: o})
 	return result
 }
 

@@ -47,8 +47,24 @@ const (
 	ProviderRequest     Kind = "provider_request"      // a request was sent to the provider
 	ProviderResponse    Kind = "provider_response"     // the provider's response completed
 	ProviderError       Kind = "provider_error"        // the provider call failed; Err is the provider's error
-	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text says which, Err is the sentinel (terminal)
-	Progress            Kind = "progress"              // a plain-text status line
+	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text (and Message, role system) is "[Agent stopped: …]", Err is the sentinel (terminal)
+	// StagePreFired: a stage of the message loop (Stage: receive_input,
+	// compose_request, send_request, stream_response, tool_call, render)
+	// is about to run its body, hooks included (docs/loop.md, rule 12).
+	StagePreFired Kind = "stage_pre_fired"
+	// StagePostFired: that stage's body completed; Outcome is ok, denied,
+	// cancelled or failed.
+	StagePostFired Kind = "stage_post_fired"
+	// ToolInvocationProposed: the model asked for a tool call (ToolCall),
+	// before the authority stack judges it; one per call, in call order.
+	ToolInvocationProposed Kind = "tool_invocation_proposed"
+	// ToolCallModeInvoked: the security-mode gate (step 2 of the authority
+	// stack) was consulted for ToolCall; Text is "<mode>: <its answer>"
+	// (approve, pre-approved, allowed always, ask the approver, no
+	// approver). Emitted before the approver is asked, beside the
+	// ToolCallApproved / ToolCallDenied decision that follows.
+	ToolCallModeInvoked Kind = "tool_call_mode_invoked"
+	Progress            Kind = "progress" // a plain-text status line
 	// Dropped is made by the bus, never emitted: a Subscribe observer with
 	// the Drop policy receives it before its next delivered event (or last,
 	// at Close) when events did not fit its queue. DroppedCount is how many
@@ -112,4 +128,23 @@ type Event struct {
 	DroppedCount int64 `json:"dropped_count,omitempty"`
 	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
 	ChildLoopID string `json:"child_loop_id,omitempty"`
+	// Stage names the message-loop stage of StagePreFired / StagePostFired.
+	Stage string `json:"stage,omitempty"`
+	// Outcome is how a stage ended (StagePostFired: ok, denied, cancelled,
+	// failed) or how a tool call ended (ToolExecutionEnd: see the
+	// ToolOutcome constants).
+	Outcome string `json:"outcome,omitempty"`
+	// ToolResults are, on TurnEnd, the turn's tool_result blocks in call
+	// order (empty when the model asked for no tool), as the Rust
+	// agent-loop Turn's TurnEnd.tool_results.
+	ToolResults []llm.Block `json:"tool_results,omitempty"`
 }
+
+// Outcomes of a tool call on its ToolExecutionEnd event (Event.Outcome).
+const (
+	ToolSucceeded = "succeeded" // the tool ran and its result is not an error
+	ToolFailed    = "failed"    // the tool ran and returned an is_error result
+	ToolCancelled = "cancelled" // the context was cancelled before or while it ran
+	ToolDenied    = "denied"    // the authority stack refused it; it did not run
+	ToolNotRun    = "not_run"   // not run for another reason (cut at max_tokens, a repeated id, interrupted by a crash)
+)
