@@ -9,8 +9,12 @@
 //	MessageUpdate* → MessageEnd → (ToolExecutionStart → ToolExecutionUpdate* →
 //	ToolExecutionEnd)* → TurnEnd
 //
-// Provider*, ToolCallApproved/Denied and Progress events interleave at the
-// points where they happen; SessionTurnStart/End bracket one user turn.
+// Provider*, ToolInvocationProposed, ToolCallModeInvoked,
+// ToolCallApproved/Denied, Compaction and Progress events interleave at the
+// points where they happen, and so do the message loop's StagePreFired /
+// StagePostFired around each stage body (docs/loop.md, rule 12);
+// SessionTurnStart/End bracket one user turn. DesignName maps the kinds to
+// the message-loop design's event names.
 //
 // Delivery: a Bus gives every Subscribe observer (and every Events
 // iterator) its own bounded queue and a Policy for when it is full — Block
@@ -105,7 +109,7 @@ type Event struct {
 	Turn          *TurnID   `json:"turn,omitempty"`
 	Trigger       Trigger   `json:"trigger,omitempty"`
 
-	Message    *llm.Message   `json:"message,omitempty"`     // MessageStart (role only) / MessageEnd
+	Message    *llm.Message   `json:"message,omitempty"`     // MessageStart (role only) / MessageEnd; AgentStopped (role system)
 	Delta      *llm.Delta     `json:"delta,omitempty"`       // MessageUpdate
 	ToolCall   *llm.Block     `json:"tool_call,omitempty"`   // tool_use block: ToolExecution*, ToolCall*
 	ToolResult *llm.Block     `json:"tool_result,omitempty"` // ToolExecutionEnd
@@ -113,7 +117,7 @@ type Event struct {
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*
-	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, AgentStopped, Dropped
+	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, ToolCallModeInvoked, AgentStopped, Dropped
 	// Err is why a ProviderError, AgentStopped, TurnEnd or SessionTurnEnd
 	// failed, as the error value the loop returned, so in-process observers
 	// can use errors.Is (agent.ErrMaxTurns, llm.ErrStreamTruncated, ...) and
