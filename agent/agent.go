@@ -116,8 +116,9 @@ type Config struct {
 	// message (0 = DefaultMaxTurns). A round is TOOL_CALL → COMPOSE_REQUEST,
 	// the model call that answers a response's tool results (all the calls
 	// of one response are one round, as the message-loop design counts);
-	// the first model call of a user turn and calls made only for steering
-	// or follow-up messages are not rounds. MaxTurns N allows N+1 model
+	// an Anthropic pause_turn continuation counts as a round too; the first
+	// model call of a user turn and calls made only for steering or
+	// follow-up messages are not rounds. MaxTurns N allows N+1 model
 	// calls answering tools: with 1, one tool round-trip.
 	MaxTurns int
 	// MaxSessionTokens caps the loop's total tokens (llm.Usage.Total summed

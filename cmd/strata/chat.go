@@ -107,6 +107,9 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 			queued = queued[1:]
 			return t, true
 		}
+		if lines == nil { // end of input seen while a prompt ran
+			return "", false
+		}
 		t, ok := <-lines
 		return t, ok
 	}
