@@ -1,7 +1,8 @@
 // Package acp serves strata as an ACP (Agent Client Protocol) agent on the
 // official github.com/coder/acp-go-sdk, so editors and ACP clients can drive
 // the loop: initialize, authenticate, session/new, session/load (the stored
-// session replayed as updates), session/prompt, session/cancel and
+// session replayed as updates), session/prompt (one sent while another runs
+// in the session steers it: see server.steer), session/cancel and
 // session/set_mode (modes = the approval modes ask, allowlist, all). Every
 // loop event becomes a session/update (see updates.go), and tool approvals
 // go through session/request_permission.
