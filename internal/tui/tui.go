@@ -229,7 +229,7 @@ func (m *Model) Status() string {
 	case m.approval != nil:
 		state, short = "approve?", "approve?"
 	case m.running && m.steer != nil:
-		state, short = "running (esc cancels, enter steers)", "esc/enter"
+		state, short = "running (esc cancels, enter steers)", "enter steers"
 	case m.running:
 		state, short = "running (esc cancels)", "esc cancels"
 	}
