@@ -48,7 +48,7 @@ func ran(dir, marker string) bool {
 
 // A refusing Options.Trust stops Open before any hook or MCP server of the
 // workspace runs; the request lists both with their sources.
-func TestUntrustedWorkspaceRunsNothing(t *testing.T) {
+func TestAttackUntrustedWorkspaceRunsNothing(t *testing.T) {
 	dir := hostileWorkspace(t)
 	var got strata.TrustRequest
 	_, err := strata.Open(context.Background(), strata.Options{Dir: dir, Agent: "x", ProviderName: "anthropic", APIKey: "k",

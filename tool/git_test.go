@@ -2,6 +2,7 @@ package tool
 
 import (
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -32,7 +33,7 @@ func TestAttackGitConfigPlantedByFSWrite(t *testing.T) {
 
 // Which writes the .git rule refuses, and what an explicit allowedPaths
 // entry opens.
-func TestGitDirectoryIsNotWritable(t *testing.T) {
+func TestAttackGitDirectoryIsNotWritable(t *testing.T) {
 	ws := workspace(t, map[string]string{".git/config": "[core]\n", ".git/hooks/.keep": "", "sub/.git/config": "", "README.md": "x"})
 	if err := os.Symlink(filepath.Join(ws, ".git"), filepath.Join(ws, "gitlink")); err != nil {
 		t.Fatal(err)
@@ -61,13 +62,15 @@ func TestGitDirectoryIsNotWritable(t *testing.T) {
 		{".git/config", []string{".git/hooks"}, true},
 		{".git/info/exclude", []string{".git/info/exclude"}, false},
 	} {
-		env := &Env{Workdir: ws, WritePaths: PathPolicy{AllowedPaths: c.allowed}}
-		_, err := ResolvePath(env, c.path, AccessWrite)
-		if (err != nil) != c.refused {
-			t.Errorf("write %s (allowedPaths %q): err %v, want refused %v", c.path, c.allowed, err, c.refused)
-		}
-		if _, err := ResolvePath(env, c.path, AccessRead); err != nil && c.path != ".GIT/config" {
-			t.Errorf("read %s: %v (reads of .git stay allowed)", c.path, err)
-		}
+		t.Run(fmt.Sprintf("%s allowed=%q", c.path, c.allowed), func(t *testing.T) {
+			env := &Env{Workdir: ws, WritePaths: PathPolicy{AllowedPaths: c.allowed}}
+			_, err := ResolvePath(env, c.path, AccessWrite)
+			if (err != nil) != c.refused {
+				t.Errorf("write %s (allowedPaths %q): err %v, want refused %v", c.path, c.allowed, err, c.refused)
+			}
+			if _, err := ResolvePath(env, c.path, AccessRead); err != nil && c.path != ".GIT/config" {
+				t.Errorf("read %s: %v (reads of .git stay allowed)", c.path, err)
+			}
+		})
 	}
 }

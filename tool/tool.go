@@ -68,7 +68,7 @@
 // substitutions and checks every part against the deny list, and
 // CommandPreApproved wants every part to match the allow list. What still
 // gets through a deny list such as ["rm .*"], each kept as a test
-// (TestAttackCommandListLimits): a tab for the space (`rm\t-rf x`); quotes
+// (TestLimitDenyListBypasses): a tab for the space (`rm\t-rf x`); quotes
 // inside or around the name (`r""m -rf x`, two single quotes alike,
 // `"rm" -rf x`); a variable (`X=rm; $X -rf x`); eval (`eval "rm -rf x"`);
 // another program doing the same (`find . -delete`, `python3 -c ...`); a

@@ -45,7 +45,7 @@ func trustProject(t *testing.T) (dir string, env []string) {
 // --trust and listing the commands), --trust starts them and is
 // remembered, and a changed command asks again. `mcp list` with no flags
 // used to launch .kiro/settings/mcp.json at once.
-func TestWorkspaceTrustStep(t *testing.T) {
+func TestAttackWorkspaceTrustStep(t *testing.T) {
 	dir, env := trustProject(t)
 	anyRan := func() bool { return ran(dir, "claude-ran") || ran(dir, "kiro-ran") }
 
