@@ -397,7 +397,7 @@ func (w *Workspace) extraNames() map[string]bool {
 // command patterns the command policy. Never merged: a path allowed for
 // reading does not become writable (tool.ResolvePath).
 func (w *Workspace) env(dir string) *tool.Env {
-	e := &tool.Env{Workdir: dir}
+	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes}
 	cfg := w.agent.Config
 	if cfg == nil {
 		return e

@@ -113,6 +113,13 @@ type Options struct {
 	// deadline). Ignored with Provider: its own configuration applies.
 	Limits llm.Limits
 
+	// MaxToolResultBytes caps the text of every tool_result (built-in and
+	// MCP tools; bytes): the first MaxToolResultBytes are kept with a note
+	// saying how much was cut (tool.Env.MaxResultBytes). 0 =
+	// tool.DefaultMaxResultBytes (256 KiB); negative = no cap. The size of
+	// a model's answer is capped by Limits.MaxResponseBytes.
+	MaxToolResultBytes int
+
 	// Layout is the registered name of the request layout (prompt.Names);
 	// "" = DefaultLayout. Every loop gets a fresh instance.
 	Layout string

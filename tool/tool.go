@@ -162,6 +162,11 @@ type Env struct {
 	// "Hard links"). Set it only where no link leads out of the allowed
 	// roots; the runtime never sets it.
 	AllowHardlinks bool
+	// MaxResultBytes caps the text of every tool_result Registry.Execute
+	// returns, error results included (bytes of all text blocks): the
+	// first MaxResultBytes are kept and a note says how much was cut. 0 =
+	// DefaultMaxResultBytes; negative = no cap.
+	MaxResultBytes int
 	// AllowedCommands are execute_bash regex patterns of commands that run
 	// without prompting (CommandPreApproved; the runtime's allowlist uses
 	// it). execute_bash itself does not refuse other commands.
