@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -105,4 +106,39 @@ func TestAttackWorkspaceTrustStep(t *testing.T) {
 func ran(dir, marker string) bool {
 	_, err := os.Stat(filepath.Join(dir, marker))
 	return err == nil
+}
+
+// On a terminal (a pseudo-terminal from util-linux script(1)), the trust
+// step asks: "n" runs nothing and exits 2, "y" runs the commands and
+// remembers the answer.
+func TestAttackWorkspaceTrustAsksOnATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not on PATH: no pseudo-terminal to ask on")
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".kiro", "settings"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".kiro", "settings", "mcp.json"),
+		[]byte(`{"mcpServers":{"m":{"command":"sh","args":["-c","touch `+filepath.Join(dir, "ran")+`; exit 1"]}}}`), 0o644)
+	env := []string{"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	for _, c := range []struct {
+		answer string
+		code   int
+		ran    bool
+	}{{"n", 2, false}, {"y", 0, true}, {"", 0, true}} { // the last: remembered, not asked
+		os.Remove(filepath.Join(dir, "ran"))
+		cmd := exec.Command("script", "-qec", binary+" mcp list", "/dev/null")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(c.answer+"\n")
+		cmd.Env = append(os.Environ(), append(env, "STRATA_DATA_DIR="+dataDir)...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		asked := strings.Contains(string(out), "? trust this workspace")
+		if code != c.code || ran(dir, "ran") != c.ran || asked != (c.answer != "") {
+			t.Errorf("answer %q: exit %d, ran %v, asked %v\n%s", c.answer, code, ran(dir, "ran"), asked, out)
+		}
+	}
 }
