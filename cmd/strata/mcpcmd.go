@@ -54,12 +54,12 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		return err
 	}
 	var servers []config.NamedMCPServer
+	agentPath := ""
 	if agentFile != "" {
-		path, err := strata.ResolveAgent(wd, agentFile)
-		if err != nil {
+		if agentPath, err = strata.ResolveAgent(wd, agentFile); err != nil {
 			return cliError(err)
 		}
-		a, err := strata.LoadAgent(path, wd)
+		a, err := strata.LoadAgent(agentPath, wd)
 		if err != nil {
 			return cliError(err)
 		}
@@ -80,7 +80,7 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		}
 		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 	}
-	if err := strata.CheckTrust(ctx, cliTrust(trust), strata.NewTrustRequest(wd, agentFile, nil, servers)); err != nil {
+	if err := strata.CheckTrust(ctx, cliTrust(trust), strata.NewTrustRequest(wd, agentPath, nil, servers)); err != nil {
 		return cliError(err)
 	}
 	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
