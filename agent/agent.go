@@ -102,8 +102,8 @@ type Config struct {
 	Params llm.Params
 	// Context is the template of every turn's prompt.Context: system
 	// instructions, summary, hook outputs, files, skills. The loop fills in
-	// Model, MaxTokens, Tools, History, API (from Provider.API) and Now each
-	// turn.
+	// Model, MaxTokens, Tools, History, API (from Provider.API),
+	// ConversationID (the loop id) and Now each turn.
 	Context prompt.Context
 	// Now is the clock for Context.Now (nil = time.Now); a fixed clock
 	// makes requests reproducible (`strata render --now`).

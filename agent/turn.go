@@ -76,12 +76,13 @@ func (a *Agent) compact(corr string, id *event.TurnID) {
 }
 
 // context returns this turn's prompt.Context: the template with the model,
-// output cap, wire API, tools, the live history and the detached chunks as
-// the summary.
+// output cap, wire API, conversation id (the loop id), tools, the live
+// history and the detached chunks as the summary.
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
 	pc.API = a.cfg.Provider.API()
+	pc.ConversationID = a.loopID
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}

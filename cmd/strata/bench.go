@@ -16,6 +16,7 @@ import (
 	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/benchcache"
 	_ "github.com/strata-agent/strata/prompt/cachefit" // register the cachefit layout
+	_ "github.com/strata-agent/strata/prompt/peers"    // register the peers' layouts
 )
 
 func init() { register(newBenchCmd) }

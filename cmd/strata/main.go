@@ -18,6 +18,7 @@ import (
 	_ "github.com/strata-agent/strata/prompt/flat" // register layouts
 	_ "github.com/strata-agent/strata/prompt/kiro"
 	_ "github.com/strata-agent/strata/prompt/panels"
+	_ "github.com/strata-agent/strata/prompt/peers"
 	_ "github.com/strata-agent/strata/prompt/tiered"
 )
 
