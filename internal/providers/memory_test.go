@@ -13,44 +13,18 @@ import (
 )
 
 // longAnswer returns a streamed answer of one text block sent as n deltas
-// of size bytes each, in the wire format of provider: hand-written SSE
-// for Anthropic (replay's author sends a block's text in one delta), one
-// part per chunk for Gemini (the first chunk replay's author writes,
-// repeated).
+// of size bytes each in the wire format of provider (replay.TextDeltas).
 func longAnswer(t testing.TB, provider string, n, size int) replay.Response {
 	t.Helper()
-	piece := strings.Repeat("a", size)
-	switch provider {
-	case "anthropic":
-		var b strings.Builder
-		b.WriteString("event: message_start\ndata: {\"type\":\"message_start\",\"message\":{\"id\":\"msg_long\",\"type\":\"message\",\"role\":\"assistant\"," +
-			"\"model\":\"m\",\"content\":[],\"stop_reason\":null,\"usage\":{\"input_tokens\":1,\"output_tokens\":1}}}\n\n")
-		b.WriteString("event: content_block_start\ndata: {\"type\":\"content_block_start\",\"index\":0,\"content_block\":{\"type\":\"text\",\"text\":\"\"}}\n\n")
-		delta := "event: content_block_delta\ndata: {\"type\":\"content_block_delta\",\"index\":0,\"delta\":{\"type\":\"text_delta\",\"text\":\"" + piece + "\"}}\n\n"
-		b.Grow(n * len(delta))
-		for range n {
-			b.WriteString(delta)
-		}
-		b.WriteString("event: content_block_stop\ndata: {\"type\":\"content_block_stop\",\"index\":0}\n\n")
-		b.WriteString("event: message_delta\ndata: {\"type\":\"message_delta\",\"delta\":{\"stop_reason\":\"end_turn\"},\"usage\":{\"output_tokens\":2}}\n\n")
-		b.WriteString("event: message_stop\ndata: {\"type\":\"message_stop\"}\n\n")
-		return replay.Response{Body: []byte(b.String())}
-	case "gemini":
-		r, err := replay.Text(llm.APIGemini, piece)
-		if err != nil {
-			t.Fatal(err)
-		}
-		// The first event carries the text part; the API sends a long
-		// answer as many such chunks, joined into one block.
-		first, rest, ok := strings.Cut(string(r.Body), "\n\n")
-		if !ok {
-			t.Fatalf("gemini stream without events: %q", r.Body)
-		}
-		r.Body = []byte(strings.Repeat(first+"\n\n", n) + rest)
-		return r
+	spec, err := Lookup(provider)
+	if err != nil {
+		t.Fatal(err)
 	}
-	t.Fatalf("no long answer for %s", provider)
-	return replay.Response{}
+	r, err := replay.TextDeltas(spec.API, n, strings.Repeat("q", size))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
 }
 
 // allocated streams resp through the named provider with limits and
@@ -78,11 +52,11 @@ func allocated(t testing.TB, provider string, resp replay.Response, l llm.Limits
 }
 
 // A long answer costs memory in proportion to its length: four times the
-// deltas allocate about four times the bytes. The SDK accumulators strata
-// used appended with string += (Anthropic's Message.Accumulate, the Gemini
-// adapter), copying the whole text for every delta: sixteen times.
+// deltas allocate about four times the bytes. The accumulators strata used
+// appended with string += (Anthropic's Message.Accumulate, the Gemini
+// adapter), copying the whole text for every delta: fifteen times.
 func TestLongAnswerAllocationsGrowLinearly(t *testing.T) {
-	for _, provider := range []string{"anthropic", "gemini"} {
+	for _, provider := range []string{"anthropic", "gemini", "openai-chat"} {
 		t.Run(provider, func(t *testing.T) {
 			var allocs [2]uint64
 			for i, n := range []int{1024, 4096} {
