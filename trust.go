@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/strata-agent/strata/config"
 )
@@ -44,25 +46,40 @@ type TrustCommand struct {
 }
 
 // String returns the command as a shell would show it: the program, its
-// arguments and env names, or the URL.
+// arguments and env names, or the URL. Text holding a character that is
+// not printable (a terminal escape sequence that could hide part of the
+// command from the person asked, a newline) is shown Go-quoted ("\x1b[2K").
 func (c TrustCommand) String() string {
 	var b strings.Builder
-	fmt.Fprintf(&b, "%s %s: ", c.Kind, c.Name)
+	fmt.Fprintf(&b, "%s %s: ", c.Kind, visible(c.Name))
 	if c.URL != "" {
-		b.WriteString(c.URL)
+		b.WriteString(visible(c.URL))
 	}
 	if len(c.Env) > 0 {
-		fmt.Fprintf(&b, "[env %s] ", strings.Join(c.Env, ","))
+		fmt.Fprintf(&b, "[env %s] ", visible(strings.Join(c.Env, ",")))
 	}
-	b.WriteString(c.Command)
+	b.WriteString(visible(c.Command))
 	for _, a := range c.Args {
 		b.WriteString(" " + shellQuote(a))
 	}
 	return b.String()
 }
 
-// shellQuote quotes s for display when it holds shell-special characters.
+// visible returns s, or s Go-quoted when it holds a non-printable
+// character.
+func visible(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// shellQuote quotes s for display when it holds shell-special characters
+// (Go-quoted when it holds non-printable ones).
 func shellQuote(s string) string {
+	if v := visible(s); v != s {
+		return v
+	}
 	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}!#~") {
 		return s
 	}
@@ -76,8 +93,8 @@ type TrustRequest struct {
 	Dir string
 	// Agent is the agent file's path ("" for strata's default agent).
 	Agent string
-	// Commands are the hooks (in event order, then file order) and the
-	// enabled MCP servers (by name).
+	// Commands are the hooks (events sorted by name, each event's hooks in
+	// file order) and the enabled MCP servers (in the order given).
 	Commands []TrustCommand
 	// Hash is the hex SHA-256 of the commands' kind, name, command, args,
 	// env names and URL (not Source): a decision remembered for one hash
@@ -87,8 +104,9 @@ type TrustRequest struct {
 
 // TrustFunc decides whether the workspace's commands may run: nil trusts
 // them; an error refuses them and Open returns it wrapped with ErrUntrusted
-// (as a *ConfigError). It is called at most once per Open, before any hook
-// or MCP server starts, and only when there is at least one command.
+// (as a *ConfigError). It is called at most once per Open, on Open's
+// goroutine, before any hook or MCP server starts, and only when there is
+// at least one command; it may block (to ask a person) until ctx is done.
 type TrustFunc func(ctx context.Context, r TrustRequest) error
 
 // NewTrustRequest lists the commands of hooks (events sorted by name, each

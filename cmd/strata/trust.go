@@ -6,7 +6,9 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
+	"unicode"
 
 	"github.com/strata-agent/strata"
 )
@@ -56,14 +58,23 @@ func cliTrust(flag bool) strata.TrustFunc {
 
 // showTrust lists the commands of r, each with the file it comes from.
 func showTrust(w io.Writer, r strata.TrustRequest) {
-	fmt.Fprintf(w, "strata: the workspace %s would run these commands (new, or changed since it was trusted):\n", r.Dir)
+	fmt.Fprintf(w, "strata: the workspace %s would run these commands (new, or changed since it was trusted):\n", printable(r.Dir))
 	for _, c := range r.Commands {
 		src := c.Source
 		if rel, err := filepath.Rel(r.Dir, src); err == nil && !strings.HasPrefix(rel, "..") {
 			src = rel
 		}
-		fmt.Fprintf(w, "  %s\n      from %s\n", c, src)
+		fmt.Fprintf(w, "  %s\n      from %s\n", c, printable(src))
 	}
+}
+
+// printable returns s, Go-quoted when it holds a character that is not
+// printable (an escape sequence in a path could hide what follows it).
+func printable(s string) string {
+	if strings.ContainsFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) {
+		return strconv.Quote(s)
+	}
+	return s
 }
 
 // readLine reads up to a newline one byte at a time, so that nothing after
