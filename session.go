@@ -2,6 +2,7 @@ package strata
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -356,13 +357,29 @@ func (w *Workspace) allowedTool() func(string) bool {
 }
 
 // preApproved is the allowlist: Options.Tools, then the agent's allowedTools
-// (and kiro's default-trusted tools), else the read-only built-ins.
+// (and kiro's default-trusted tools) or, for execute_bash, a command its
+// allowedCommands match (tool.CommandPreApproved: kiro runs those without
+// prompting and prompts for the others), else the read-only built-ins.
 func (w *Workspace) preApproved() func(llm.Block) bool {
 	cfg, extra := w.agent.Config, w.extraNames()
 	if cfg == nil {
 		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
 	}
-	return func(c llm.Block) bool { return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) }
+	cmds := &tool.Env{AllowedCommands: cfg.ToolSettings("execute_bash").AllowedCommands,
+		DeniedCommands: cfg.ToolSettings("execute_bash").DeniedCommands}
+	return func(c llm.Block) bool {
+		name := w.configName(c.Name)
+		if extra[c.Name] || cfg.ToolAutoApproved(name) {
+			return true
+		}
+		if cfg.CanonicalName(name) != "execute_bash" || len(cmds.AllowedCommands) == 0 {
+			return false
+		}
+		var in struct {
+			Command string `json:"command"`
+		}
+		return json.Unmarshal(c.Input, &in) == nil && tool.CommandPreApproved(cmds, in.Command)
+	}
 }
 
 func (w *Workspace) extraNames() map[string]bool {
@@ -380,7 +397,7 @@ func (w *Workspace) extraNames() map[string]bool {
 // command patterns the command policy. Never merged: a path allowed for
 // reading does not become writable (tool.ResolvePath).
 func (w *Workspace) env(dir string) *tool.Env {
-	e := &tool.Env{Workdir: dir}
+	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes}
 	cfg := w.agent.Config
 	if cfg == nil {
 		return e

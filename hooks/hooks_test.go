@@ -150,7 +150,7 @@ func TestHooksInTheLoop(t *testing.T) {
 // A preToolUse guard that does not answer within its timeout blocks the
 // call (fail closed) with a reason naming the hook and the timeout, and the
 // background children it started are killed with it (its process group).
-func TestPreToolUseTimeoutBlocksAndKillsChildren(t *testing.T) {
+func TestAttackPreToolUseTimeoutBlocksAndKillsChildren(t *testing.T) {
 	a, dir := project(t, `{"preToolUse":[{"matcher":"execute_bash","command":"sleep 30 & echo $! > hook.pid; sleep 30 & wait; exit 2","timeout_ms":500}]}`)
 	run := json.RawMessage(`{"command":"touch ran.txt","summary":"test"}`)
 	ag, _ := hookedLoop(t, dir, New(a, Options{Cwd: dir}), nil, llm.ToolUseBlock("t1", "execute_bash", run))

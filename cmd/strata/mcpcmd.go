@@ -23,26 +23,29 @@ func init() { register(newMCPCmd) }
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "Inspect MCP servers"}
 	var agentFile, mcpFile, format string
+	var trust bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Launch the MCP servers of an agent (or an mcp.json) and show their state and tools",
 		Long: `Launch the MCP servers an agent config names (--agent NAME or FILE: its mcpServers plus,
 when it includes them, the workspace's .kiro/settings/mcp.json), or those of --mcp-config
 FILE (default: ./.kiro/settings/mcp.json), list each server's state and tools with the
-names the model sees, then stop them.`,
+names the model sees, then stop them. Servers whose commands were never trusted in this
+workspace are shown and asked about on a terminal, else need --trust.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format)
+			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, trust)
 		},
 	}
 	list.Flags().StringVar(&agentFile, "agent", "", agentHelp)
 	list.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
 	list.Flags().StringVar(&format, "format", "table", "table or json")
+	list.Flags().BoolVar(&trust, "trust", false, trustHelp)
 	cmd.AddCommand(list)
 	return cmd
 }
 
-func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string) error {
+func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string, trust bool) error {
 	if format != "table" && format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
@@ -51,12 +54,12 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		return err
 	}
 	var servers []config.NamedMCPServer
+	agentPath := ""
 	if agentFile != "" {
-		path, err := strata.ResolveAgent(wd, agentFile)
-		if err != nil {
+		if agentPath, err = strata.ResolveAgent(wd, agentFile); err != nil {
 			return cliError(err)
 		}
-		a, err := strata.LoadAgent(path, wd)
+		a, err := strata.LoadAgent(agentPath, wd)
 		if err != nil {
 			return cliError(err)
 		}
@@ -80,6 +83,9 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 			servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
 		}
 		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+	}
+	if err := strata.CheckTrust(ctx, cliTrust(trust), strata.NewTrustRequest(wd, agentPath, nil, servers)); err != nil {
+		return cliError(err)
 	}
 	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter()}) // stderr tails are shown below
 	defer m.Terminate()

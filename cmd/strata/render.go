@@ -21,7 +21,7 @@ import (
 type renderFlags struct {
 	provider, model, layout, format, agentFile string
 	session, db, now, tokens                   string
-	explain, live                              bool
+	explain, live, trust                       bool
 	knobs                                      knobFlags
 	maxTokens                                  int64
 	dir                                        string // project root ("" = working directory); set by tests
@@ -62,6 +62,7 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, $XDG_DATA_HOME/strata/strata.db)")
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
+	fl.BoolVar(&f.trust, "trust", false, "with --live: "+trustHelp)
 	f.knobs.add(fl)
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k_base for OpenAI models; cl100k_base, an approximation, for Claude; "+
 		"o200k_base as an estimate for other models, whose tokenizers are not bundled), estimate (≈4 bytes/token), "+
@@ -88,7 +89,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 		return err
 	}
 	o := strata.Options{Dir: f.dir, Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Params: params,
-		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: logs.mcpStderr()}
+		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: logs.mcpStderr(), Trust: cliTrust(f.trust)}
 	if f.session != "" {
 		st, err := openStore(f.db)
 		if err != nil {

@@ -29,6 +29,7 @@ type runFlags struct {
 	replayDelay                                time.Duration
 	streamIdle, maxRetryDelay, requestTimeout  time.Duration
 	compact                                    bool
+	trust                                      bool // --trust: the workspace's hooks and MCP servers may run
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
 
@@ -110,6 +111,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 		"fail at once when the server asks to wait longer than this before a retry (0 = wait as long as it asks)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0,
 		"fail a model call still unfinished after this long, retries and the streamed answer included (0 = no limit)")
+	fl.BoolVar(&f.trust, "trust", false, trustHelp)
 	f.knobs.add(fl)
 }
 
@@ -261,7 +263,8 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 		return nil, err
 	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
-		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr()}
+		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
+		Trust: cliTrust(f.trust)}
 	if f.compact {
 		p := compact.Default
 		o.Compaction = &p

@@ -263,9 +263,15 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	b.read.Add(int64(n))
+	total := b.read.Add(int64(n))
 	if le := b.fired.Load(); le != nil && err != nil {
 		return n, le
+	}
+	if max := b.l.maxBody; max > 0 && total > max {
+		le := &llm.LimitError{Provider: b.l.provider, Kind: llm.ErrResponseTooLarge, LimitBytes: max,
+			Detail: fmt.Sprintf("after %d bytes of the response", total)}
+		b.c.set(le)
+		return 0, le // the bytes past the cap are dropped with the rest
 	}
 	return n, err
 }
