@@ -101,7 +101,7 @@ func TestMCPListAllFailedShowsStderr(t *testing.T) {
 	writeAgent(t, ws, "mcp.json", `{"mcpServers":{
 		"crashes":{"command":"sh","args":["-c","echo 'Error: cannot find module server.js' >&2; exit 1"]},
 		"missing":{"command":"strata-test-no-such-command"}}}`)
-	r := runCLI(t, ws, nil, "mcp", "list", "--mcp-config", cfg)
+	r := runCLI(t, ws, nil, "mcp", "list", "--trust", "--mcp-config", cfg)
 	if r.code != 1 {
 		t.Errorf("exit %d, want 1 when every server failed\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -115,13 +115,13 @@ func TestMCPListAllFailedShowsStderr(t *testing.T) {
 			t.Errorf("stderr lacks %q:\n%s", want, r.stderr)
 		}
 	}
-	r = runCLI(t, ws, nil, "mcp", "list", "--mcp-config", cfg, "--format", "json")
+	r = runCLI(t, ws, nil, "mcp", "list", "--trust", "--mcp-config", cfg, "--format", "json")
 	if r.code != 1 || !strings.Contains(r.stdout, `"stderr_tail": "Error: cannot find module server.js"`) {
 		t.Errorf("json: exit %d, want 1 and stderr_tail:\n%s", r.code, r.stdout)
 	}
 
 	writeAgent(t, ws, "mcp.json", `{"mcpServers":{"off":{"command":"sh","disabled":true}}}`)
-	if r := runCLI(t, ws, nil, "mcp", "list", "--mcp-config", cfg); r.code != 0 {
+	if r := runCLI(t, ws, nil, "mcp", "list", "--trust", "--mcp-config", cfg); r.code != 0 {
 		t.Errorf("only disabled servers: exit %d, want 0\n%s", r.code, r.stderr)
 	}
 }

@@ -124,7 +124,7 @@ func TestAttackWorkspaceTrustAsksOnATerminal(t *testing.T) {
 		answer string
 		code   int
 		ran    bool
-	}{{"n", 2, false}, {"y", 0, true}, {"", 0, true}} { // the last: remembered, not asked
+	}{{"n", 2, false}, {"y", 1, true}, {"", 1, true}} { // trusted: the server runs and fails (exit 1: every server failed); the last: remembered, not asked
 		os.Remove(filepath.Join(dir, "ran"))
 		cmd := exec.Command("script", "-qec", binary+" mcp list", "/dev/null")
 		cmd.Dir, cmd.Stdin = dir, strings.NewReader(c.answer+"\n")
