@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/strata-agent/strata/event"
@@ -66,6 +65,7 @@ func (a *Agent) compact(corr string, id *event.TurnID) {
 		if !ok {
 			return
 		}
+		c.At = a.cfg.Now().UnixMilli()
 		a.chunks = append(a.chunks, c)
 		a.detached = c.Last + 1
 		if id != nil {
@@ -76,8 +76,8 @@ func (a *Agent) compact(corr string, id *event.TurnID) {
 }
 
 // context returns this turn's prompt.Context: the template with the model,
-// output cap, wire API, tools, the live history and the detached chunks as
-// the summary.
+// output cap, wire API, tools, the live history, the usage so far and the
+// detached chunks (as Detached and joined into the summary).
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
@@ -85,15 +85,13 @@ func (a *Agent) context(now time.Time) prompt.Context {
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}
+	pc.Usage = a.usage
 	if len(a.chunks) > 0 {
-		parts := []string{}
-		if pc.Summary != "" {
-			parts = append(parts, pc.Summary)
+		pc.Detached = make([]prompt.Detached, len(a.chunks))
+		for i, c := range a.chunks {
+			pc.Detached[i] = prompt.Detached{First: c.First, Last: c.Last, At: c.At, Text: c.Text}
 		}
-		for _, c := range a.chunks {
-			parts = append(parts, c.Text)
-		}
-		pc.Summary = strings.Join(parts, "\n\n")
+		pc.Summary = prompt.JoinSummary(pc.Summary, pc.Detached)
 	}
 	return pc
 }
@@ -153,7 +151,7 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *
 	if err := hook(StageSendRequest, PhasePre, Payload{Request: req}); err != nil {
 		return nil, nil, err
 	}
-	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
+	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model, Breakdown: bd})
 	started := false
 	var hookErr error
 	begin := func() {
