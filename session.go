@@ -231,7 +231,19 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 		return nil, 0, err
 	}
 	a, err := agent.Restore(cfg, loop, hist, next)
-	return a, next, err
+	if err != nil {
+		return nil, 0, err
+	}
+	rec, err := st.ReadLoop(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	var used llm.Usage
+	for _, t := range rec.Turns {
+		used = used.Add(t.Usage)
+	}
+	a.RestoreUsage(used)
+	return a, next, nil
 }
 
 // hold takes the session's writer lease; losing it later stops the running

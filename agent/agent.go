@@ -249,6 +249,12 @@ func (a *Agent) History() []llm.Message { return a.history }
 // Usage returns the summed usage of every model call in the loop.
 func (a *Agent) Usage() llm.Usage { return a.usage }
 
+// RestoreUsage sets the usage of the model calls a restored loop made
+// before it was restored (the sum of its stored turns' usage), so Usage,
+// the session token limit and the layouts' statistics (prompt.Context.Usage)
+// continue from it. Call it after Restore, before the first prompt.
+func (a *Agent) RestoreUsage(u llm.Usage) { a.usage = u }
+
 // SetFirstTrigger sets the trigger of the next user turn's first model call:
 // event.TriggerSubAgent for a child loop, event.TriggerBranch for a branched
 // loop. It applies once; later turns are TriggerUser again.

@@ -50,9 +50,16 @@ type Layout struct {
 	ids   map[string]string // dynamic panel key → id
 	next  int               // number of the next dynamic id (0 = FirstDynamic)
 	since map[string]seen   // panel id → its content and the request time it first had it
-	msgAt []int64           // whole-conversation message index → time of the first request that carried it
+	msgAt []int64           // whole-conversation message index → time of the first request that carried it (0 unknown, pending)
 	costs costs
 }
+
+// pending marks a time learned from a request without a clock (Now = 0,
+// e.g. a restored loop replaying its history): the next request with a
+// clock sets it. strata stores no per-message times, so after a resume the
+// messages and panels from before it are dated by the first request after
+// it (docs/panels.md, "timestamps").
+const pending = -1
 
 type seen struct {
 	hash string
@@ -78,8 +85,20 @@ func (l *Layout) Items(c *prompt.Context) []Item {
 	if n := len(c.Detached); n > 0 {
 		offset = c.Detached[n-1].Last + 1
 	}
+	for i, at := range l.msgAt {
+		if at == pending && c.Now != 0 {
+			l.msgAt[i] = c.Now
+		}
+	}
 	for len(l.msgAt) < offset+len(c.History) {
-		l.msgAt = append(l.msgAt, c.Now)
+		at := c.Now
+		switch {
+		case len(l.msgAt) < offset:
+			at = 0 // detached before this layout saw it: unknown
+		case at == 0:
+			at = pending
+		}
+		l.msgAt = append(l.msgAt, at)
 	}
 	items := fixedItems(c)
 	dyn := dynamicItems(c, l.msgTime)
@@ -97,11 +116,16 @@ func (l *Layout) Items(c *prompt.Context) []Item {
 	for i := range items {
 		it := &items[i]
 		h := Hash(it.Header + "\n" + it.Content)
-		if s, ok := l.since[it.ID]; !ok || s.hash != h {
-			l.since[it.ID] = seen{hash: h, at: c.Now}
+		s, ok := l.since[it.ID]
+		if !ok || s.hash != h || s.at == pending {
+			s = seen{hash: h, at: c.Now}
+			if c.Now == 0 {
+				s.at = pending
+			}
+			l.since[it.ID] = s
 		}
 		if it.Refreshed == 0 {
-			it.Refreshed = l.since[it.ID].at
+			it.Refreshed = max(s.at, 0)
 		}
 	}
 	sort.SliceStable(items, func(i, j int) bool { return items[i].Refreshed < items[j].Refreshed })
