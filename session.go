@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/mcp"
@@ -324,6 +325,11 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
 		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now,
+	}
+	if o.Compaction != nil && o.CompactTLDR {
+		p := *o.Compaction
+		p.Summarize = compact.ProviderSummarizer(prov, w.prov.model)
+		cfg.Compaction = &p
 	}
 	w.panelSources(&cfg, env, bus)
 	tools := append(slices.Clip(w.tools), extra...)

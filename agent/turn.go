@@ -55,15 +55,19 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 // emits a Compaction event for each (after the turn's input messages,
 // before the model call: docs/turn.md, rule 16). A nil id (warming a
 // restored layout) emits nothing.
-func (a *Agent) compact(corr string, id *event.TurnID) {
+func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {
 		return
 	}
 	for {
-		c, ok := p.Next(a.history[a.detached:], a.detached)
+		c, ok, err := p.NextContext(ctx, a.history[a.detached:], a.detached)
 		if !ok {
 			return
+		}
+		if err != nil && id != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
+				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(a.chunks)+1, err)})
 		}
 		c.At = a.cfg.Now().UnixMilli()
 		a.chunks = append(a.chunks, c)
@@ -109,7 +113,7 @@ func (a *Agent) warmLayout() error {
 			continue
 		}
 		a.history = full[:j+1]
-		a.compact("", nil)
+		a.compact(context.Background(), "", nil)
 		pc := a.context(time.Time{})
 		if _, _, err := a.cfg.Layout.Assemble(&pc); err != nil {
 			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
@@ -131,7 +135,7 @@ func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
 // tool_use ids made unique (dedupeToolUses; settled holds the results of
 // the repeats, which must not run); on failure no assistant message exists.
 func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *llm.Response, settled map[string]string, err error) {
-	a.compact(corr, id)
+	a.compact(ctx, corr, id)
 	pc := a.context(a.cfg.Now())
 	hook := func(st Stage, ph Phase, p Payload) error {
 		p.Stage, p.Phase, p.CorrelationID, p.Turn = st, ph, corr, id
