@@ -8,8 +8,8 @@ import (
 	"sync"
 
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/compact"
+	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/mcp"
