@@ -3,13 +3,16 @@ package strata_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
@@ -88,3 +91,52 @@ func TestPanelsShowTodoListsLibraryAndStatistics(t *testing.T) {
 }
 
 func mustJSON(v any) string { b, _ := json.Marshal(v); return string(b) }
+
+// Detached chunks reach the panels layout one panel each (the design's
+// "splits the oldest messages into a frozen ConversationHistory panel"),
+// and with CompactTLDR their long messages show the tl;dr the same
+// provider wrote.
+func TestCompactionMakesOneHistoryPanelPerChunk(t *testing.T) {
+	srv, err := replay.NewResponder(func(r replay.Request) replay.Response {
+		text := "answer"
+		if strings.Contains(string(r.Body), "Summarize the following message") {
+			text = "tl;dr of a long prompt"
+		}
+		resp, _ := replay.Text(llm.APIAnthropic, text)
+		return resp
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tiny := compact.Policy{ChunkMinMessages: 2, ChunkMinTokens: 1, KeepMinMessages: 2, KeepMinTokens: 1}
+	ws := openWorkspace(t, strata.Options{Dir: workspaceDir(t), Agent: "dev", Layout: "panels", ProviderName: "anthropic",
+		BaseURL: srv.URL(), Mode: agent.ModeAll, Compaction: &tiny, CompactTLDR: true})
+	s, err := ws.NewSession(context.Background(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 4 {
+		q := fmt.Sprintf("question %d: %s", i, strings.Repeat("explain the build in detail, step by step. ", 4))
+		if _, err := s.Prompt(context.Background(), q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var last string
+	for _, r := range srv.Received() {
+		if !strings.Contains(string(r.Body), "Summarize the following message") {
+			last = string(r.Body)
+		}
+	}
+	chats := regexp.MustCompile(`======= \[P\d+\] Chat [^=]*=======`).FindAllString(last, -1)
+	if len(chats) != 2 || chats[0] == chats[1] {
+		t.Fatalf("history panels in the last request: %q", chats)
+	}
+	if strings.Contains(last, "Conversation Summary") {
+		t.Error("chunks must not also form a growing summary panel")
+	}
+	if n := strings.Count(last, "[user, tl;dr] tl;dr of a long prompt"); n != 2 {
+		t.Errorf("%d tl;dr entries in the history panels; want 2", n)
+	}
+}
