@@ -45,9 +45,6 @@ type Chunk struct {
 	First, Last int    // indices of its first and last message in the whole history
 	Tokens      int    // its token count (Policy.Counter)
 	Text        string // the messages as text, frozen
-	// At is when the chunk was detached (Unix ms; 0 = unknown). Next
-	// leaves it 0: the caller that detaches sets it.
-	At int64
 }
 
 func (p Policy) count(m llm.Message) int {
