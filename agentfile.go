@@ -176,19 +176,29 @@ func contextOf(r *config.Resolved) prompt.Context {
 	for _, f := range r.Files {
 		if !seen[f.AbsPath] {
 			seen[f.AbsPath] = true
-			c.Files = append(c.Files, prompt.File{Path: f.Path, Content: f.Content})
+			c.Files = append(c.Files, prompt.File{Path: f.Path, Content: f.Content, Refreshed: modified(f.AbsPath)})
 		}
 	}
 	for _, s := range r.Steering {
 		if s.Always() && !seen[s.AbsPath] {
 			seen[s.AbsPath] = true
-			c.Files = append(c.Files, prompt.File{Path: rel(r.ProjectRoot, s.AbsPath), Content: s.Body})
+			c.Files = append(c.Files, prompt.File{Path: rel(r.ProjectRoot, s.AbsPath), Content: s.Body, Refreshed: modified(s.AbsPath)})
 		}
 	}
 	for _, s := range r.Skills {
 		c.Skills = append(c.Skills, prompt.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}
 	return c
+}
+
+// modified is when the file at path last changed (Unix ms; 0 when it
+// cannot be read): the refresh time of its context item (prompt.File).
+func modified(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.ModTime().UnixMilli()
 }
 
 // rel shows abs relative to root when it is inside it.

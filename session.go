@@ -9,6 +9,7 @@ import (
 	"sync"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
@@ -232,7 +233,19 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 		return nil, 0, err
 	}
 	a, err := agent.Restore(cfg, loop, hist, next)
-	return a, next, err
+	if err != nil {
+		return nil, 0, err
+	}
+	rec, err := st.ReadLoop(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	var used llm.Usage
+	for _, t := range rec.Turns {
+		used = used.Add(t.Usage)
+	}
+	a.RestoreUsage(used)
+	return a, next, nil
 }
 
 // hold takes the session's writer lease; losing it later stops the running
@@ -314,6 +327,12 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(modelContextWindow(w.prov.model)),
 	}
+	if o.Compaction != nil && o.CompactTLDR {
+		p := *o.Compaction
+		p.Summarize = compact.ProviderSummarizer(prov, w.prov.model)
+		cfg.Compaction = &p
+	}
+	w.panelSources(&cfg, env, bus)
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
 		child := cfg

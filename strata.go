@@ -161,6 +161,11 @@ type Options struct {
 	// Compaction, when set, detaches old turns into frozen history chunks
 	// (compact.Default is the Context Pilot policy, docs/panels.md).
 	Compaction *compact.Policy
+	// CompactTLDR, with Compaction, shows a model-written tl;dr of each
+	// long text message in detached chunks (compact.ProviderSummarizer on
+	// the loop's provider and model; docs/panels.md, "tl;dr"). Render shows
+	// chunks without tl;dr: it sends nothing.
+	CompactTLDR bool
 	// Now is the clock of the request time layouts may print (nil =
 	// time.Now).
 	Now func() time.Time

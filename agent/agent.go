@@ -148,8 +148,9 @@ type Config struct {
 	AfterTurn  func(ctx context.Context, rec TurnRecord)
 	// Compaction, when set, detaches old messages into frozen conversation
 	// history chunks (package compact, docs/panels.md rule 3) before a request is
-	// composed; the chunks reach the layout as the context's Summary,
-	// after any summary of the template. nil keeps every message live.
+	// composed; the chunks reach the layout as the context's Detached and
+	// in its Summary, after any summary of the template. nil keeps every
+	// message live.
 	Compaction *compact.Policy
 	// ContextWindow is the model's context window in tokens (0 = unknown).
 	// When a composed request (estimated with Counter, output cap included)
@@ -206,6 +207,7 @@ type Agent struct {
 	// chunks (recomputed, identically, after Restore).
 	detached int
 	chunks   []compact.Chunk
+	chunkAt  []int64 // when each chunk was detached (Unix ms; 0 = while warming)
 }
 
 // New checks cfg and returns an agent with an empty history and a new loop id.
@@ -272,6 +274,12 @@ func (a *Agent) History() []llm.Message { return a.history }
 
 // Usage returns the summed usage of every model call in the loop.
 func (a *Agent) Usage() llm.Usage { return a.usage }
+
+// RestoreUsage sets the usage of the model calls a restored loop made
+// before it was restored (the sum of its stored turns' usage), so Usage,
+// the session token limit and the layouts' statistics (prompt.Context.Usage)
+// continue from it. Call it after Restore, before the first prompt.
+func (a *Agent) RestoreUsage(u llm.Usage) { a.usage = u }
 
 // SetFirstTrigger sets the trigger of the next user turn's first model call:
 // event.TriggerSubAgent for a child loop, event.TriggerBranch for a branched

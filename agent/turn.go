@@ -3,7 +3,6 @@ package agent
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
 	"github.com/strata-agent/strata/compact"
@@ -60,23 +59,34 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 // emits a Compaction event for each (after the turn's input messages,
 // before the model call: docs/turn.md, rule 16). A nil id (warming a
 // restored layout) emits nothing.
-func (a *Agent) compact(corr string, id *event.TurnID) {
+func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {
 		return
 	}
 	for {
-		c, ok := p.Next(a.history[a.detached:], a.detached)
+		c, ok, err := p.NextContext(ctx, a.history[a.detached:], a.detached)
 		if !ok {
 			return
+		}
+		if err != nil && id != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
+				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(a.chunks)+1, err)})
 		}
 		a.detach(corr, id, c, "")
 	}
 }
 
-// detach moves chunk c out of the live history and emits its Compaction
-// event (why is appended to the text); a nil id emits nothing.
+// detach moves chunk c out of the live history, dated now (Unix ms, for
+// prompt.Detached.At; 0 while warming a restored layout, which has no
+// clock), and emits its Compaction event (why is appended to the text); a
+// nil id emits nothing.
 func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why string) {
+	var at int64
+	if id != nil {
+		at = a.cfg.Now().UnixMilli()
+	}
+	a.chunkAt = append(a.chunkAt, at)
 	a.chunks = append(a.chunks, c)
 	a.detached = c.Last + 1
 	if id != nil {
@@ -87,7 +97,8 @@ func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why strin
 
 // context returns this turn's prompt.Context: the template with the model,
 // output cap, wire API, conversation id (the loop id), tools, the live
-// history and the detached chunks as the summary.
+// history, the usage so far and the detached chunks (as Detached and joined
+// into the summary).
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
@@ -96,15 +107,13 @@ func (a *Agent) context(now time.Time) prompt.Context {
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}
+	pc.Usage = a.usage
 	if len(a.chunks) > 0 {
-		parts := []string{}
-		if pc.Summary != "" {
-			parts = append(parts, pc.Summary)
+		pc.Detached = make([]prompt.Detached, len(a.chunks))
+		for i, c := range a.chunks {
+			pc.Detached[i] = prompt.Detached{First: c.First, Last: c.Last, At: a.chunkAt[i], Text: c.Text}
 		}
-		for _, c := range a.chunks {
-			parts = append(parts, c.Text)
-		}
-		pc.Summary = strings.Join(parts, "\n\n")
+		pc.Summary = prompt.JoinSummary(pc.Summary, pc.Detached)
 	}
 	return pc
 }
@@ -122,7 +131,7 @@ func (a *Agent) warmLayout() error {
 			continue
 		}
 		a.history = full[:j+1]
-		a.compact("", nil)
+		a.compact(context.Background(), "", nil)
 		pc := a.context(time.Time{})
 		if _, _, err := a.assembleWithinWindow("", nil, &pc); err != nil {
 			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
@@ -148,12 +157,12 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *
 	st := a.stages(corr, id)
 	defer func() { st.leave(err) }()
 	st.enter(StageComposeRequest)
-	req, err := a.composeRequest(ctx, corr, id)
+	req, bd, err := a.composeRequest(ctx, corr, id)
 	if err != nil {
 		return nil, nil, err
 	}
 	st.leave(nil)
-	resp, err = a.sendAndStream(ctx, st, req)
+	resp, err = a.sendAndStream(ctx, st, req, bd)
 	if err != nil {
 		return nil, nil, err
 	}
@@ -167,31 +176,32 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *
 // composeRequest is the body of COMPOSE_REQUEST: compaction (Config.Compaction,
 // and when the request would not fit the model's context window), the
 // layout's assembly between the stage's pre and post hooks, and the request
-// knobs.
-func (a *Agent) composeRequest(ctx context.Context, corr string, id *event.TurnID) (*llm.Request, error) {
-	a.compact(corr, id)
+// knobs. It also returns the layout's Breakdown of the request.
+func (a *Agent) composeRequest(ctx context.Context, corr string, id *event.TurnID) (*llm.Request, *prompt.Breakdown, error) {
+	a.compact(ctx, corr, id)
 	pc := a.context(a.cfg.Now())
 	p := &Payload{Stage: StageComposeRequest, Phase: PhasePre, CorrelationID: corr, Turn: id, Context: &pc}
 	if err := a.runHooks(ctx, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	req, bd, err := a.assembleWithinWindow(corr, id, &pc)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	p = &Payload{Stage: StageComposeRequest, Phase: PhasePost, CorrelationID: corr, Turn: id, Request: req, Breakdown: bd}
 	if err := a.runHooks(ctx, p); err != nil {
-		return nil, err
+		return nil, nil, err
 	}
-	return req, nil
+	return req, bd, nil
 }
 
 // sendAndStream is the body of SEND_REQUEST and STREAM_RESPONSE: it hands req
-// to the provider and streams the answer, each delta through the
+// (whose layout Breakdown is bd, carried by the ProviderRequest event) to
+// the provider and streams the answer, each delta through the
 // stream_response delta hooks before it is published. SEND_REQUEST ends, and
 // STREAM_RESPONSE starts, when the first delta arrives (or the stream ends
 // without one); st is left in the stage that failed, if any.
-func (a *Agent) sendAndStream(ctx context.Context, st *stageTracker, req *llm.Request) (*llm.Response, error) {
+func (a *Agent) sendAndStream(ctx context.Context, st *stageTracker, req *llm.Request, bd *prompt.Breakdown) (*llm.Response, error) {
 	corr, id := st.corr, st.id
 	hook := func(stage Stage, ph Phase, p Payload) error {
 		p.Stage, p.Phase, p.CorrelationID, p.Turn = stage, ph, corr, id
@@ -201,7 +211,7 @@ func (a *Agent) sendAndStream(ctx context.Context, st *stageTracker, req *llm.Re
 	if err := hook(StageSendRequest, PhasePre, Payload{Request: req}); err != nil {
 		return nil, err
 	}
-	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
+	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model, Breakdown: bd})
 	started := false
 	var hookErr error
 	begin := func() {

@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
 )
 
 // Kind names an event type. The JSON Lines output of `strata run --format
@@ -117,7 +118,11 @@ type Event struct {
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*
-	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, ToolCallModeInvoked, AgentStopped, Dropped
+	// Breakdown is, on ProviderRequest, the layout's explanation of the
+	// request sent: its spans with token counts and, where the layout
+	// tracks it, each span's cache hit and cost (prompt.SpanCache).
+	Breakdown *prompt.Breakdown `json:"breakdown,omitempty"`
+	Text      string            `json:"text,omitempty"` // Progress, ToolExecutionUpdate, ToolCallDenied, ToolCallModeInvoked, AgentStopped, Dropped
 	// Err is why a ProviderError, AgentStopped, TurnEnd or SessionTurnEnd
 	// failed, as the error value the loop returned, so in-process observers
 	// can use errors.Is (agent.ErrMaxTurns, llm.ErrStreamTruncated, ...) and

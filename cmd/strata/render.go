@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -182,6 +183,13 @@ func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format
 		mark := ""
 		if s.Break {
 			mark = "◆ breakpoint"
+		}
+		if c := s.Cache; c != nil { // the layout's own per-panel tracking (panels)
+			state := "miss"
+			if c.Hit {
+				state = "hit"
+			}
+			mark = strings.TrimSpace(fmt.Sprintf("%s %s $%.6f (loop $%.6f)", mark, state, c.Cost, c.Total))
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", i+1, s.Name, s.Role, s.Tokens, mark, s.Preview)
 	}

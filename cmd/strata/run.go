@@ -28,7 +28,7 @@ type runFlags struct {
 	replayFiles                                []string
 	replayDelay                                time.Duration
 	streamIdle, maxRetryDelay, requestTimeout  time.Duration
-	compact                                    bool
+	compact, compactTLDR                       bool
 	trust                                      bool // --trust: the workspace's hooks and MCP servers may run
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
@@ -102,6 +102,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap per model call in tokens (0 = provider default)")
 	fl.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "stop when the loop has used this many tokens (0 = no cap)")
 	fl.BoolVar(&f.compact, "compact", false, "detach old turns into frozen conversation-history chunks (docs/panels.md: chunks ≥ 25 messages and 5,000 tokens, ≥ 25 messages and 7,500 tokens kept live)")
+	fl.BoolVar(&f.compactTLDR, "compact-tldr", false, "with --compact: detached chunks show a model-written tl;dr of each long message (asked of the same provider and model; docs/panels.md, \"tl;dr\")")
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
 	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay or the offline demo: pause this long before each streamed event (to watch or cancel a stream)")
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
@@ -265,9 +266,12 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
 		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
 		Trust: cliTrust(f.trust)}
+	if f.compactTLDR && !f.compact {
+		return nil, usageError{errors.New("--compact-tldr needs --compact")}
+	}
 	if f.compact {
 		p := compact.Default
-		o.Compaction = &p
+		o.Compaction, o.CompactTLDR = &p, f.compactTLDR
 	}
 	if err := chooseReplay(f, &o); err != nil {
 		return nil, err
