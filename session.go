@@ -310,7 +310,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
-		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
+		Hooks: append(append(slices.Clip(w.hooks), taskContextHook()), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now,
 	}
 	tools := append(slices.Clip(w.tools), extra...)
