@@ -1,9 +1,12 @@
 package strata_test
 
 import (
+	"os"
+	"path/filepath"
 	"sync"
 	"testing"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 )
@@ -41,4 +44,33 @@ func (m *scriptedModel) bodies() []string {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	return append([]string(nil), m.seen...)
+}
+
+// writeFile writes content to path, creating its directory.
+func writeFile(t *testing.T, path, content string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// openScripted opens a workspace on o with m as its model (Anthropic wire)
+// and a new session in it; both close when the test ends.
+func openScripted(t *testing.T, o strata.Options, m *scriptedModel) (*strata.Workspace, *strata.Session) {
+	t.Helper()
+	o.ProviderName, o.Respond = "anthropic", m.respond
+	ws, err := strata.Open(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { ws.Close() })
+	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return ws, s
 }

@@ -342,8 +342,11 @@ func (w *Workspace) newChild(child agent.Config) agent.NewChildFunc {
 }
 
 // readOnlyBuiltins run without asking in allowlist mode when no agent config
-// says otherwise (they cannot change the workspace).
-var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true}
+// says otherwise (they cannot change the workspace). thinking, introspect and
+// knowledge (show and search only in strata) also run without asking for
+// agent files, as the Amazon Q Developer CLI's requires_acceptance is false
+// for them (see preApproved).
+var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true, "thinking": true, "introspect": true, "knowledge": true}
 
 // allowedTool is authority step 1: the agent's `tools` (nil = all).
 func (w *Workspace) allowedTool() func(string) bool {
@@ -362,8 +365,14 @@ func (w *Workspace) preApproved() func(llm.Block) bool {
 	if cfg == nil {
 		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
 	}
-	return func(c llm.Block) bool { return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) }
+	return func(c llm.Block) bool {
+		return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) || noAcceptance[c.Name]
+	}
 }
+
+// noAcceptance are the kiro built-ins that never ask, whatever allowedTools
+// says: they cannot change anything.
+var noAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowledge": true}
 
 func (w *Workspace) extraNames() map[string]bool {
 	m := map[string]bool{}

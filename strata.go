@@ -288,6 +288,11 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 				w.tools = append(w.tools, t)
 			}
 		}
+		extra, err := w.kiroTools(ctx)
+		if err != nil {
+			return err
+		}
+		w.tools = append(w.tools, extra...)
 	}
 	w.tools = override(w.tools, o.Tools)
 	w.mcpNames = map[string]string{}

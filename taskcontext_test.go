@@ -32,17 +32,7 @@ func TestTaskContextCarriesActiveTodoLists(t *testing.T) {
 		}
 		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}}
 	})
-	ws, err := strata.Open(t.Context(), strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", Layout: "kiro",
-		Mode: agent.ModeAll, Respond: m.respond})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := openScripted(t, strata.Options{Dir: t.TempDir(), Layout: "kiro", Mode: agent.ModeAll}, m)
 	for _, p := range []string{"plan the release", "finish it"} {
 		if _, err := s.Prompt(t.Context(), p); err != nil {
 			t.Fatal(err)
