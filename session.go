@@ -310,35 +310,17 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
-		Hooks: append(append(slices.Clip(w.hooks), taskContextHook()), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
+		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now,
 	}
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
-		child := cfg
-		child.Tools = tool.NewRegistry(tools...)
-		tools = append(tools, agent.SubAgentTool(w.newChild(child)))
+		self := cfg
+		self.Tools = tool.NewRegistry(tools...)
+		tools = append(tools, agent.SubAgentToolFor(w.newChild(self, env, mode, approver), w.availableSubAgents()))
 	}
 	cfg.Tools = tool.NewRegistry(tools...)
 	return cfg, nil
-}
-
-// newChild builds use_subagent's child loops: the parent's configuration
-// (same bus, so the child is observed and recorded) with a fresh layout
-// instance and without use_subagent.
-func (w *Workspace) newChild(child agent.Config) agent.NewChildFunc {
-	return func(_ context.Context, name string) (*agent.Agent, error) {
-		if name != "" && (w.agent.Config == nil || name != w.agent.Config.Name) {
-			return nil, fmt.Errorf("agent %q is not available: only the current agent runs as a sub-agent", name)
-		}
-		c := child
-		layout, err := prompt.Lookup(w.opts.Layout)
-		if err != nil {
-			return nil, err
-		}
-		c.Layout = layout
-		return agent.New(c)
-	}
 }
 
 // readOnlyBuiltins run without asking in allowlist mode when no agent config
@@ -366,7 +348,7 @@ func (w *Workspace) preApproved() func(llm.Block) bool {
 		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
 	}
 	return func(c llm.Block) bool {
-		return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) || noAcceptance[c.Name]
+		return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) || noAcceptance[c.Name] || w.trustedSubAgent(c)
 	}
 }
 

@@ -192,9 +192,10 @@ type Workspace struct {
 	prov     providerChoice
 	store    session.Store
 
-	mu      sync.Mutex
-	closed  bool
-	closers []func()
+	mu       sync.Mutex
+	closed   bool
+	closers  []func()
+	children *subagents // use_subagent's other agents, opened on first use
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP

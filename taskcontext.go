@@ -2,11 +2,18 @@ package strata
 
 import (
 	"context"
+	"slices"
 	"sync"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/tool"
 )
+
+// loopHooks returns the hooks of one new loop: the agent's (hooks.Runner),
+// a task-context hook of its own (taskContextHook), then Options.Hooks.
+func (w *Workspace) loopHooks() []agent.Hook {
+	return append(append(slices.Clip(w.hooks), taskContextHook()), w.opts.Hooks...)
+}
 
 // taskContextHook returns a compose_request pre transform that fills
 // prompt.Context.Task (kiro layer 3, "Task context: Active task/spec state"
