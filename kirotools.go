@@ -41,7 +41,7 @@ func (w *Workspace) kiroTools(ctx context.Context) ([]tool.Tool, error) {
 		if idx, warns, err = knowledge.Build(ctx, bases); err != nil {
 			return nil, fmt.Errorf("agent %s: knowledge bases: %w", cfg.Path, err)
 		}
-		w.closers = append(w.closers, func() { idx.Close() })
+		w.agentClosers = append(w.agentClosers, func() { idx.Close() })
 		for _, wn := range warns {
 			w.opts.Warn(cfg.Path + ": " + wn)
 		}

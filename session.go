@@ -60,6 +60,7 @@ type Session struct {
 	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
+	parts   loopParts // what the session's loop was built from, for an agent swap
 
 	pending     []llm.Block
 	pendingTurn int
@@ -151,6 +152,10 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 	cfg, err := w.loopConfig(prov, env, s.bus, mode, approver, extra)
 	if err != nil {
 		return nil, err
+	}
+	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
+	if len(o.MCPServers) > 0 {
+		s.parts.own = s.mcp[len(s.mcp)-1]
 	}
 	if id == "" {
 		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.name,
@@ -515,7 +520,12 @@ func (s *Session) dispatch(e event.Event) {
 func (s *Session) Steer(text string) { s.agent.Steer(text) }
 
 // SetMode changes the approval mode for the next prompts.
-func (s *Session) SetMode(m agent.Mode) { s.agent.SetMode(m) }
+func (s *Session) SetMode(m agent.Mode) {
+	s.agent.SetMode(m)
+	s.mu.Lock()
+	s.parts.mode = m
+	s.mu.Unlock()
+}
 
 // Close flushes the event observers, stops the session's own MCP servers,
 // releases the session's writer lease and returns the recorder's first

@@ -192,10 +192,14 @@ type Workspace struct {
 	prov     providerChoice
 	store    session.Store
 
-	mu       sync.Mutex
-	closed   bool
-	closers  []func()
-	children *subagents // use_subagent's other agents, opened on first use
+	mu      sync.Mutex
+	closed  bool
+	closers []func()
+	// agentClosers release what belongs to the loaded agent (its MCP
+	// servers, knowledge index, sub-agent workspaces): run by Close and by
+	// an agent swap.
+	agentClosers []func()
+	children     *subagents // use_subagent's other agents, opened on first use
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP
@@ -299,7 +303,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 	w.mcpNames = map[string]string{}
 	if !o.DisableMCP && len(w.agent.Resolved.MCPServers) > 0 {
 		w.mcp = launchMCP(ctx, w.agent.Resolved.MCPServers, w.dir, o)
-		w.closers = append(w.closers, w.mcp.Terminate)
+		w.agentClosers = append(w.agentClosers, w.mcp.Terminate)
 		for _, t := range w.mcp.Tools() {
 			w.mcpNames[t.Spec().Name] = t.ConfigName()
 			if cfg.ToolAllowed(t.ConfigName()) {
@@ -385,8 +389,8 @@ func (w *Workspace) MCP() *mcp.Manager { return w.mcp }
 // any. Sessions should be closed first. Close is idempotent.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
-	closers := w.closers
-	w.closers, w.closed = nil, true
+	closers := append(w.closers, w.agentClosers...)
+	w.closers, w.agentClosers, w.closed = nil, nil, true
 	w.mu.Unlock()
 	for i := len(closers) - 1; i >= 0; i-- {
 		closers[i]()

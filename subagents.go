@@ -131,7 +131,7 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace
 		c.Close()
 		return nil, ErrClosed
 	}
-	w.closers = append(w.closers, func() { c.Close() })
+	w.agentClosers = append(w.agentClosers, func() { c.Close() })
 	ch.ws[name] = c
 	return c, nil
 }

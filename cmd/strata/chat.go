@@ -38,6 +38,8 @@ and session, streaming the answers as 'strata run' does. Lines starting with / a
 commands:
 
   /mode ask|allowlist|all   change the approval mode for the next prompts
+  /agent NAME               swap to another agent of the workspace: its MCP servers
+                            replace every running one, the conversation goes on
   /usage                    print the tokens used so far (incl. cache read/write)
   /exit                     end the chat (so does end of input)
 
@@ -83,6 +85,10 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 			}
 			if len(text) > 1 && text[0] == '/' {
 				cmd, arg, _ := strings.Cut(text[1:], " ")
+				if cmd == "agent" {
+					swapCommand(ctx, msg, s, strings.TrimSpace(arg))
+					continue
+				}
 				chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
 				continue
 			}
@@ -186,7 +192,7 @@ func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg s
 		fmt.Fprintf(w, "%d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d\n",
 			total.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
 	default:
-		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /usage, /exit)\n", cmd)
+		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /agent NAME, /usage, /exit)\n", cmd)
 	}
 }
 
