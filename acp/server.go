@@ -144,6 +144,7 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true},
+			Meta:               agentMeta(), // the kiro dialect (kiro.go)
 		},
 	}, nil
 }
@@ -208,7 +209,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []config.Name
 	s.mu.Lock()
 	caps, mode := s.caps, s.mode
 	s.mu.Unlock()
-	x := &sess{mode: mode, mapper: &mapper{conn: s.conn}}
+	x := &sess{mode: mode, mapper: &mapper{conn: s.conn, dialect: dialectOf(caps)}}
 	perm := &permission{conn: s.conn}
 	so := strata.SessionOptions{Cwd: cwd, Mode: mode, Approver: perm, OnEventSync: x.mapper.observe, MCPServers: servers}
 	files, term := &clientFiles{conn: s.conn}, &clientTerminal{conn: s.conn}
@@ -268,6 +269,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	}
 	if text == "" && len(images) == 0 {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
+	}
+	if name, ok := agentCommand(text); ok {
+		return s.swapAgent(ctx, x, name)
 	}
 	if t, ok, err := expand(ctx, x.commands, text); err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
