@@ -46,9 +46,9 @@ func agentMeta() map[string]any {
 	return map[string]any{MetaKiroSessionUpdate: true, MetaKiroToolCallChunk: true}
 }
 
-// ToolCallChunk is the tool_call_chunk update of the kiro dialect: one
+// toolCallChunk is the tool_call_chunk update of the kiro dialect: one
 // piece of a running tool's output, for the tool call toolCallId.
-type ToolCallChunk struct {
+type toolCallChunk struct {
 	SessionUpdate string                `json:"sessionUpdate"` // "tool_call_chunk"
 	ToolCallID    string                `json:"toolCallId"`
 	Title         string                `json:"title,omitempty"`
@@ -68,7 +68,7 @@ func (m *mapper) sendKiro(update any) {
 }
 
 // toolChunk is the tool_call_chunk of a tool_execution_update event.
-func toolChunk(e event.Event) ToolCallChunk {
-	return ToolCallChunk{SessionUpdate: "tool_call_chunk", ToolCallID: e.ToolCall.ID, Title: title(*e.ToolCall), Kind: kind(e.ToolCall.Name),
+func toolChunk(e event.Event) toolCallChunk {
+	return toolCallChunk{SessionUpdate: "tool_call_chunk", ToolCallID: e.ToolCall.ID, Title: title(*e.ToolCall), Kind: kind(e.ToolCall.Name),
 		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Text))}}
 }
