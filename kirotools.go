@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"slices"
 	"sort"
 	"strings"
 
@@ -60,7 +61,7 @@ func (w *Workspace) kiroTools(ctx context.Context) ([]tool.Tool, error) {
 			out = append(out, &tool.Introspect{Answer: w.introspect})
 		case "knowledge":
 			if idx == nil {
-				if cfg.Tools != nil && !strings.Contains(strings.Join(cfg.Tools, ","), "*") {
+				if slices.ContainsFunc(append(slices.Clip(cfg.Tools), cfg.AllowedTools...), func(e string) bool { return cfg.CanonicalName(e) == "knowledge" }) {
 					w.opts.Warn(cfg.Path + ": \"knowledge\": the agent has no knowledgeBase resources; the knowledge tool is not offered")
 				}
 				continue

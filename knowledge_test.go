@@ -105,3 +105,22 @@ func TestKnowledgeBaseListedAndSearched(t *testing.T) {
 		t.Errorf("knowledge search result:\n%s", result)
 	}
 }
+
+// An agent that names the knowledge tool but has no knowledgeBase resource
+// is told the tool is not offered; "@builtin" alone asks for nothing.
+func TestKnowledgeToolWithoutBasesWarns(t *testing.T) {
+	for _, tc := range []struct {
+		tools string
+		warn  bool
+	}{{`["knowledge","fs_read"]`, true}, {`["@builtin"]`, false}} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, ".kiro", "agents", "a.json"), `{"name":"a","prompt":"p","tools":`+tc.tools+`}`)
+		var warns []string
+		m := newScriptedModel(t, func(string) replay.Reply { return replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}} })
+		openScripted(t, strata.Options{Dir: dir, Agent: "a", Warn: func(s string) { warns = append(warns, s) }}, m)
+		got := strings.Contains(strings.Join(warns, "\n"), `"knowledge": the agent has no knowledgeBase resources; the knowledge tool is not offered`)
+		if got != tc.warn {
+			t.Errorf("tools %s: warned %v, want %v (%q)", tc.tools, got, tc.warn, warns)
+		}
+	}
+}
