@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/internal/shared"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
@@ -230,5 +232,66 @@ func TestSubAgentAvailabilityAndTrust(t *testing.T) {
 	if !results[2].IsError || !strings.Contains(text(2), `agent "outsider" is not available as a sub-agent`) ||
 		!strings.Contains(text(2), "availableAgents lists help*, other") {
 		t.Errorf("outsider: %+v", results[2])
+	}
+}
+
+// A sub-agent is a whole agent: its agentSpawn hook output and its MCP
+// server's tools (a real memory server from ../shared/peers) are in its own
+// requests and not in its parent's, whose own server stays its own.
+func TestSubAgentRunsWithItsOwnHooksAndMCP(t *testing.T) {
+	bin := peers.Bin(t)
+	dir := t.TempDir()
+	server := func(peer string) map[string]any {
+		return map[string]any{"command": filepath.Join(bin, peer), "env": map[string]string{"PATH": bin + ":" + os.Getenv("PATH")}}
+	}
+	write := func(name string, cfg map[string]any) {
+		b, _ := json.Marshal(cfg)
+		writeFile(t, filepath.Join(dir, ".kiro", "agents", name+".json"), string(b))
+	}
+	write("boss", map[string]any{"name": "boss", "prompt": "you are the boss", "tools": []string{"*"},
+		"mcpServers": map[string]any{"ev": server("mcp-server-everything")},
+		"hooks":      map[string]any{"agentSpawn": []map[string]string{{"command": "echo boss-spawned"}}},
+		"toolsSettings": map[string]any{"subagent": map[string]any{"availableAgents": []string{"helper"}, "trustedAgents": []string{"helper"}}}})
+	write("helper", map[string]any{"name": "helper", "prompt": "you are the helper", "tools": []string{"*"},
+		"mcpServers": map[string]any{"mem": server("mcp-server-memory")},
+		"hooks":      map[string]any{"agentSpawn": []map[string]string{{"command": "echo helper-spawned"}}}})
+	var mu sync.Mutex
+	var helperBody, bossBody string
+	m := newScriptedModel(t, func(body string) replay.Reply {
+		mu.Lock()
+		defer mu.Unlock()
+		switch {
+		case strings.Contains(body, "you are the helper"):
+			helperBody = body
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("helped")}}
+		case strings.Contains(body, `"type":"tool_result"`):
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}}
+		}
+		bossBody = body
+		in, _ := json.Marshal(map[string]string{"agent": "helper", "task": "help"})
+		return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("s1", agent.SubAgentToolName, in)}}
+	})
+	ws, s := openScripted(t, strata.Options{Dir: dir, Agent: "boss", Layout: "kiro"}, m)
+	if _, err := s.Prompt(t.Context(), "get help"); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if helperBody == "" || bossBody == "" {
+		t.Fatal("the helper or the boss made no request")
+	}
+	bossTools, helperTools := requestTools(t, bossBody), requestTools(t, helperBody)
+	if !slices.Contains(bossTools, "ev___echo") || slices.Contains(bossTools, "mem___create_entities") {
+		t.Errorf("boss tools: %v", bossTools)
+	}
+	if !slices.Contains(helperTools, "mem___create_entities") || slices.Contains(helperTools, "ev___echo") {
+		t.Errorf("helper tools: %v", helperTools)
+	}
+	hc, bc := contextText(t, helperBody), contextText(t, bossBody)
+	if !strings.Contains(hc, "helper-spawned") || strings.Contains(hc, "boss-spawned") || !strings.Contains(bc, "boss-spawned") || strings.Contains(bc, "helper-spawned") {
+		t.Errorf("agentSpawn output not per agent:\nhelper: %q\nboss: %q", hc, bc)
+	}
+	if st := ws.MCP().Statuses(); len(st) != 1 || st[0].Name != "ev" {
+		t.Errorf("the boss's manager holds %v", st)
 	}
 }
