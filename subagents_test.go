@@ -249,8 +249,8 @@ func TestSubAgentRunsWithItsOwnHooksAndMCP(t *testing.T) {
 		writeFile(t, filepath.Join(dir, ".kiro", "agents", name+".json"), string(b))
 	}
 	write("boss", map[string]any{"name": "boss", "prompt": "you are the boss", "tools": []string{"*"},
-		"mcpServers": map[string]any{"ev": server("mcp-server-everything")},
-		"hooks":      map[string]any{"agentSpawn": []map[string]string{{"command": "echo boss-spawned"}}},
+		"mcpServers":    map[string]any{"ev": server("mcp-server-everything")},
+		"hooks":         map[string]any{"agentSpawn": []map[string]string{{"command": "echo boss-spawned"}}},
 		"toolsSettings": map[string]any{"subagent": map[string]any{"availableAgents": []string{"helper"}, "trustedAgents": []string{"helper"}}}})
 	write("helper", map[string]any{"name": "helper", "prompt": "you are the helper", "tools": []string{"*"},
 		"mcpServers": map[string]any{"mem": server("mcp-server-memory")},
