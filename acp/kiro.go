@@ -5,6 +5,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
 )
 
@@ -28,6 +29,16 @@ const (
 	// dialect.
 	KiroSessionUpdateMethod = "_kiro.dev/session/update"
 )
+
+// ServeOptions configure ServeWith.
+type ServeOptions struct {
+	// Mode is the approval mode of new sessions.
+	Mode agent.Mode
+	// KiroDialect sends every client kiro's dialect (every update on
+	// KiroSessionUpdateMethod, tool progress as tool_call_chunk) whatever
+	// its capabilities say: for kiro's own clients, which do not ask.
+	KiroDialect bool
+}
 
 // dialect is what a client asked for (dialectOf).
 type dialect struct {

@@ -55,12 +55,17 @@ func (c *kiroClient) HandleExtensionMethod(_ context.Context, method string, par
 // serve runs acp.Serve on ws over pipes and returns the real SDK client
 // connection; the server stops when the test ends.
 func serve(t *testing.T, ws *strata.Workspace, c sdk.Client) *sdk.ClientSideConnection {
+	return serveWith(t, ws, c, acp.ServeOptions{Mode: agent.ModeAll})
+}
+
+// serveWith is serve with options.
+func serveWith(t *testing.T, ws *strata.Workspace, c sdk.Client, o acp.ServeOptions) *sdk.ClientSideConnection {
 	t.Helper()
 	cr, aw := io.Pipe()
 	ar, cw := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())
 	served := make(chan error, 1)
-	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
+	go func() { served <- acp.ServeWith(ctx, ws, o, cr, cw) }()
 	t.Cleanup(func() { cancel(); aw.Close(); <-served })
 	return sdk.NewClientSideConnection(c, aw, ar)
 }
@@ -85,17 +90,22 @@ func bashThenText(req replay.Request) replay.Response {
 // tool_call_chunk, which streams incremental tool output". A client that
 // sets both _meta keys gets every update on _kiro.dev/session/update and
 // execute_bash's output lines as tool_call_chunk; a client that does not
-// gets standard session/update only.
+// gets standard session/update only — unless the server is told to speak
+// kiro's dialect to everyone (strata acp --kiro-dialect).
 func TestKiroDialectOnRequest(t *testing.T) {
-	for _, kiro := range []bool{true, false} {
-		t.Run(map[bool]string{true: "kiro", false: "standard"}[kiro], func(t *testing.T) {
+	for _, tc := range []struct {
+		name        string
+		ask, forced bool
+	}{{"asked", true, false}, {"standard", false, false}, {"forced", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			kiro := tc.ask || tc.forced
 			ws, err := strata.Open(context.Background(), strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", Respond: bashThenText})
 			must(t, err)
 			defer ws.Close()
 			c := &kiroClient{}
-			conn := serve(t, ws, c)
+			conn := serveWith(t, ws, c, acp.ServeOptions{Mode: agent.ModeAll, KiroDialect: tc.forced})
 			caps := sdk.ClientCapabilities{}
-			if kiro {
+			if tc.ask {
 				caps.Meta = map[string]any{acp.MetaKiroSessionUpdate: true, acp.MetaKiroToolCallChunk: true}
 			}
 			init, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber, ClientCapabilities: caps})
