@@ -64,7 +64,12 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
-	a, _, err := restoreLoop(ctx, w.store, cfg, s.agent.LoopID())
+	var a *agent.Agent
+	if len(s.agent.History()) == 0 { // nothing stored yet: the loop starts under the new agent
+		a, err = agent.Restore(cfg, s.agent.LoopID(), nil, 0)
+	} else {
+		a, _, err = restoreLoop(ctx, w.store, cfg, s.agent.LoopID())
+	}
 	if err != nil {
 		return fmt.Errorf("swap to agent %q: continue loop %s: %w", ref, s.agent.LoopID(), err)
 	}

@@ -6,7 +6,13 @@ import (
 	"io"
 	"strings"
 
+	tea "charm.land/bubbletea/v2"
+
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/tui"
+	"github.com/strata-agent/strata/llm"
 )
 
 // swapCommand runs the chat's /agent NAME: the session swaps to the agent
@@ -32,4 +38,28 @@ func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name strin
 		servers = len(m.Statuses())
 	}
 	fmt.Fprintf(w, "agent: %s (model %s, %d MCP server(s))\n", ws.Agent().Config.Name, ws.Model(), servers)
+}
+
+// withAgentCommand wraps the full-screen chat's run function: a prompt
+// "/agent NAME" runs swapCommand, its answer written to the transcript
+// through say; every other prompt goes to run.
+func withAgentCommand(s *strata.Session, say func(string), run tui.RunFunc) tui.RunFunc {
+	return func(ctx context.Context, text string) (*agent.Result, error) {
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
+		if cmd != "/agent" {
+			return run(ctx, text)
+		}
+		var b strings.Builder
+		swapCommand(ctx, &b, s, strings.TrimSpace(arg))
+		say(b.String())
+		return &agent.Result{}, nil
+	}
+}
+
+// transcriptSay writes text into the full-screen chat's transcript (as a
+// text delta event).
+func transcriptSay(send func(tea.Msg)) func(string) {
+	return func(text string) {
+		send(tui.EventMsg{Event: event.Event{Kind: event.MessageUpdate, Delta: &llm.Delta{Type: llm.DeltaText, Text: text}}})
+	}
 }

@@ -1,12 +1,15 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
@@ -67,5 +70,43 @@ func TestChatAgentSwap(t *testing.T) {
 	}
 	if !strings.Contains(second, "alpha here") || !strings.Contains(second, `"again"`) {
 		t.Error("the conversation did not go on across the swap")
+	}
+}
+
+// The full-screen chat takes /agent too: the prompt swaps the agent and the
+// answer goes to the transcript; other prompts run as before.
+func TestFullScreenChatAgentCommand(t *testing.T) {
+	proj := t.TempDir()
+	os.MkdirAll(filepath.Join(proj, ".kiro", "agents"), 0o755)
+	for _, a := range []string{"alpha", "beta"} {
+		os.WriteFile(filepath.Join(proj, ".kiro", "agents", a+".json"), []byte(`{"name":"`+a+`","prompt":"you are `+a+`","tools":["fs_read"]}`), 0o644)
+	}
+	ws, err := strata.Open(t.Context(), strata.Options{Dir: proj, Agent: "alpha", ProviderName: "anthropic",
+		Respond: func(replay.Request) replay.Response { return replay.Response{Status: 500} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var said, ran []string
+	run := withAgentCommand(s, func(text string) { said = append(said, text) },
+		func(_ context.Context, text string) (*agent.Result, error) {
+			ran = append(ran, text)
+			return &agent.Result{}, nil
+		})
+	for _, p := range []string{"/agent beta", "/agent", "hello"} {
+		if _, err := run(t.Context(), p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(said) != 2 || !strings.HasPrefix(said[0], "agent: beta (model ") || !strings.Contains(said[1], "agents: alpha, beta") {
+		t.Errorf("transcript: %q", said)
+	}
+	if len(ran) != 1 || ran[0] != "hello" || ws.Agent().Config.Name != "beta" {
+		t.Errorf("ran %q, agent %s", ran, ws.Agent().Config.Name)
 	}
 }

@@ -29,8 +29,8 @@ func newChatCmd() *cobra.Command {
 		Short: "Talk to the agent: a full-screen chat on a terminal, else one prompt per stdin line",
 		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
 and results), the status bar shows the session's tokens incl. cache read/write, tool
-approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt and
-Ctrl+C or /exit quits.
+approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt,
+/agent NAME swaps the agent, and Ctrl+C or /exit quits.
 
 Otherwise (or with --plain), read prompts from standard input, one per line (end a
 line with \ to continue it on the next), and run each as a user turn of the same loop
@@ -117,7 +117,7 @@ func chatScreen(ctx context.Context, f runFlags) error {
 			return nil, err
 		}
 		header := fmt.Sprintf("strata · layout %s · session %.8s", f.layout, s.ID())
-		m := tui.New(func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }, header)
+		m := tui.New(withAgentCommand(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
 		_, err := p.Run()
