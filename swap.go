@@ -40,8 +40,13 @@ type loopParts struct {
 // The new agent file is loaded and checked before anything is stopped: an
 // unknown name or invalid file is a *ConfigError and changes nothing. It
 // returns ErrPromptRunning while a prompt runs and ErrClosed after Close.
-// Every session of the workspace sees the new agent from its next loop on;
-// the runtime's front ends (chat, ACP) have one session per workspace.
+//
+// The swap changes the workspace: other sessions opened on it keep loops
+// built on the old agent, whose MCP servers are gone. Swap only where the
+// session is the workspace's only one (`strata chat`; the ACP server
+// refuses /agent while other sessions are open), and never while another
+// session of the workspace runs a prompt: SwapAgent does not synchronise
+// with them.
 func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 	s.mu.Lock()
 	closed, running, parts := s.closed, s.stop != nil, s.parts
