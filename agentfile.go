@@ -136,8 +136,8 @@ type Agent struct {
 	// skill metadata (kiro loads steering as resources; docs/kiro.md).
 	Context prompt.Context
 	// Warnings are the loading and resolution warnings (missing resources,
-	// hook scripts, MCP commands…) and ToolWarnings (tool names strata
-	// cannot offer), each once.
+	// hook scripts, MCP commands…), ToolWarnings (tool names strata
+	// cannot offer) and SkillsWithoutFSRead, each once.
 	Warnings []config.Warning
 }
 
@@ -164,7 +164,8 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 		servers[i] = s.Name
 	}
 	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
-	for _, w := range append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), ToolWarnings(a, servers)...) {
+	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), ToolWarnings(a, servers)...)
+	for _, w := range append(warns, SkillsWithoutFSRead(a, len(r.Skills))...) {
 		if k := [2]string{w.Field, w.Message}; !seen[k] {
 			seen[k] = true
 			l.Warnings = append(l.Warnings, w)

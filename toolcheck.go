@@ -77,6 +77,18 @@ func ToolWarnings(a *config.Agent, servers []string) []config.Warning {
 	return out
 }
 
+// SkillsWithoutFSRead warns when the agent has skills (skills counts its
+// resolved skill:// resources) but may not use fs_read: the kiro-cli turn
+// anatomy, "If your agent config disables the fs_read tool, skills become a
+// menu the LLM can read but never order from." nil otherwise.
+func SkillsWithoutFSRead(a *config.Agent, skills int) []config.Warning {
+	if skills == 0 || a.ToolAllowed("fs_read") {
+		return nil
+	}
+	return []config.Warning{{File: a.Path, Field: "/tools", Message: fmt.Sprintf(
+		"the agent has %d skill(s) but no fs_read: the model sees the skill hints and cannot read a SKILL.md (add \"fs_read\" to tools)", skills)}}
+}
+
 // toolProblem says what is wrong with one tools/allowedTools entry ("" =
 // nothing).
 func toolProblem(a *config.Agent, e string, have map[string]bool, known map[string]string, srv map[string]bool) string {

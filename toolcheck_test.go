@@ -115,3 +115,28 @@ func TestToolWarningsPerKind(t *testing.T) {
 		}
 	}
 }
+
+// The kiro-cli turn anatomy: "If your agent config disables the fs_read
+// tool, skills become a menu the LLM can read but never order from." An
+// agent with skills and no fs_read is warned; with fs_read it is not.
+func TestSkillsWithoutFSReadWarn(t *testing.T) {
+	for _, tc := range []struct {
+		tools string
+		warn  bool
+	}{{`["shell"]`, true}, {`["read"]`, false}} {
+		dir := t.TempDir()
+		writeFile(t, filepath.Join(dir, ".kiro", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: how to deploy\n---\nsteps\n")
+		writeFile(t, filepath.Join(dir, ".kiro", "agents", "a.json"), `{"name":"a","tools":`+tc.tools+`,"resources":["skill://.kiro/skills/*/SKILL.md"]}`)
+		a, err := strata.LoadAgent(filepath.Join(dir, ".kiro", "agents", "a.json"), dir)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := false
+		for _, w := range a.Warnings {
+			got = got || strings.Contains(w.Message, "skill(s) but no fs_read")
+		}
+		if got != tc.warn {
+			t.Errorf("tools %s: warned %v, want %v (%v)", tc.tools, got, tc.warn, a.Warnings)
+		}
+	}
+}
