@@ -135,7 +135,11 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 				if len(got) != 3 {
 					t.Fatalf("the provider got %d requests; want 3", len(got))
 				}
-				if string(got[0].Body) != string(first.Body) {
+				// A new conversation has no loop id before it runs: render
+				// shows strata.RenderLoopID where the peers that send the
+				// conversation id as prompt_cache_key put the run's.
+				sent0 := strings.ReplaceAll(string(got[0].Body), s.LoopID(), strata.RenderLoopID)
+				if sent0 != string(first.Body) {
 					t.Errorf("first turn: run sent\n%s\nrender shows\n%s", got[0].Body, first.Body)
 				}
 				if !strings.Contains(string(got[1].Body), "main.go") {
@@ -149,6 +153,15 @@ func TestRunSendsWhatRenderShows(t *testing.T) {
 				if layout == "panels" {
 					if sent := strings.Contains(string(got[0].Body), "repeated for emphasis"); sent != (api == llm.APIAnthropic) {
 						t.Errorf("panels on %s: seed re-injection sent = %v; want it on Anthropic only", api, sent)
+					}
+				}
+				// The loop passes its loop id as the conversation id: the peers
+				// that send prompt_cache_key per conversation send it to OpenAI.
+				if layout == "opencode" || layout == "openhands" || layout == "codex" {
+					key := `"prompt_cache_key":"` + s.LoopID() + `"`
+					openAI := api == llm.APIOpenAIChat || api == llm.APIOpenAIResponses
+					if sent := strings.Contains(string(got[2].Body), key); sent != openAI {
+						t.Errorf("%s on %s: %s sent = %v; want %v", layout, api, key, sent, openAI)
 					}
 				}
 				if gotPath, wantURL := got[2].Path, later.URL; !strings.HasSuffix(wantURL, gotPath) {

@@ -316,7 +316,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
 		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
-		Compaction: o.Compaction, Now: o.Now,
+		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(modelContextWindow(w.prov.model)),
 	}
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {

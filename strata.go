@@ -53,6 +53,7 @@ import (
 	_ "github.com/strata-agent/strata/prompt/flat"
 	_ "github.com/strata-agent/strata/prompt/kiro"
 	_ "github.com/strata-agent/strata/prompt/panels"
+	_ "github.com/strata-agent/strata/prompt/peers"
 	_ "github.com/strata-agent/strata/prompt/tiered"
 )
 
@@ -140,7 +141,8 @@ type Options struct {
 	BeforeTurn func(ctx context.Context, info agent.TurnInfo) error
 	AfterTurn  func(ctx context.Context, rec agent.TurnRecord)
 
-	// MaxTurns is the continuation limit per prompt (0 =
+	// MaxTurns is the continuation limit per prompt, in continuation
+	// rounds (agent.Config.MaxTurns; 0 =
 	// agent.DefaultMaxTurns); MaxSessionTokens stops a loop once it used
 	// that many tokens (0 = no cap).
 	MaxTurns         int

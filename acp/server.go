@@ -1,7 +1,8 @@
 // Package acp serves strata as an ACP (Agent Client Protocol) agent on the
 // official github.com/coder/acp-go-sdk, so editors and ACP clients can drive
 // the loop: initialize, authenticate, session/new, session/load (the stored
-// session replayed as updates), session/prompt, session/cancel and
+// session replayed as updates), session/prompt (one sent while another runs
+// in the session steers it: see server.steer), session/cancel and
 // session/set_mode (modes = the approval modes ask, allowlist, all). Every
 // loop event becomes a session/update (see updates.go), and tool approvals
 // go through session/request_permission.
@@ -74,7 +75,9 @@ type server struct {
 type sess struct {
 	s        *strata.Session
 	mode     agent.Mode
-	cancel   context.CancelFunc
+	cancel   context.CancelFunc // of the running prompt; nil when none runs
+	done     chan struct{}      // closed when the running prompt ends
+	stop     sdk.StopReason     // the ended prompt's stop reason (read after done)
 	mapper   *mapper
 	commands map[string]command // slash commands: MCP prompts
 }
@@ -288,25 +291,56 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	} else if ok {
 		text = t
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if x.cancel != nil {
+		done := x.done
 		s.mu.Unlock()
-		cancel()
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id(), "error": "a prompt is already running in this session"})
+		return s.steer(ctx, x, text, images, done)
 	}
-	x.cancel = cancel
+	// The SDK cancels a session's running session/prompt when another one
+	// arrives for it; that one steers this prompt instead (see steer), so
+	// the loop runs detached from the request's cancellation and stops on
+	// session/cancel (Cancel) or when the connection ends.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	x.cancel, x.done = cancel, done
 	mode := x.mode
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		x.cancel = nil
-		s.mu.Unlock()
-		cancel()
-	}()
 	x.s.SetMode(mode)
 	res, err := x.s.Prompt(ctx, text, images...)
-	return sdk.PromptResponse{StopReason: stopReason(res, err, ctx)}, promptErr(err, ctx)
+	stop := stopReason(res, err, ctx)
+	s.mu.Lock()
+	x.cancel, x.stop = nil, stop
+	close(done)
+	s.mu.Unlock()
+	cancel()
+	return sdk.PromptResponse{StopReason: stop}, promptErr(err, ctx)
+}
+
+// steer handles a session/prompt sent while another prompt of the session
+// runs: its text is queued as a steering message (strata.Session.Steer; it
+// reaches the model before the running loop's next model call, or opens the
+// next prompt's when the loop had already made its last), echoed to the
+// client as a user_message_chunk, and the request returns when the running
+// prompt ends, with its stop reason (cancelled when this request is
+// cancelled first). Images cannot steer: such a prompt is rejected with
+// -32600 Invalid request naming the running prompt (docs/turn.md, rule 13).
+func (s *server) steer(ctx context.Context, x *sess, text string, images []llm.Block, done <-chan struct{}) (sdk.PromptResponse, error) {
+	if len(images) > 0 {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id(),
+			"error": "a prompt is already running in this session and a prompt with images cannot join it as a steering message; send it after the running prompt ends, or session/cancel that one"})
+	}
+	x.s.Steer(text)
+	x.mapper.send(sdk.UpdateUserMessageText(text))
+	select {
+	case <-done:
+		s.mu.Lock()
+		stop := x.stop
+		s.mu.Unlock()
+		return sdk.PromptResponse{StopReason: stop}, nil
+	case <-ctx.Done():
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
 }
 
 // stopReason maps the loop's outcome to ACP's stop reasons.

@@ -336,6 +336,7 @@ func (r *Resolved) resolveMCP(home string) error {
 			for _, name := range cfg.Names() {
 				if _, ok := byName[name]; !ok {
 					byName[name] = NamedMCPServer{Name: name, Server: cfg.Servers[name], Source: cfg.Path}
+					r.Warnings = append(r.Warnings, cfg.CheckServer(name, r.ProjectRoot, home)...)
 				}
 			}
 		}

@@ -93,6 +93,7 @@ var knobAPIs = []knobAPI{
 			setCommon(r)
 			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceAuto, DisableParallel: true}
 			r.Reasoning = llm.Reasoning{BudgetTokens: 2048, Effort: "high", Summary: "auto"}
+			r.PromptCacheKey = "conv-1" // OpenAI only: must change nothing here
 		},
 		fields: []knobField{
 			{"MaxTokens", "max_tokens", "4096", "Messages API reference, Create a Message: max_tokens (required)"},
@@ -125,6 +126,7 @@ var knobAPIs = []knobAPI{
 			setCommon(r)
 			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "search", DisableParallel: true}
 			r.Reasoning = llm.Reasoning{Effort: "high"}
+			r.PromptCacheKey = "conv-1"
 		},
 		fields: []knobField{
 			{"MaxTokens", "max_completion_tokens", "", "API reference, Create chat completion: max_completion_tokens (max_tokens is deprecated)"},
@@ -134,6 +136,7 @@ var knobAPIs = []knobAPI{
 			{"ToolChoice", "tool_choice", "", "Create chat completion: tool_choice (none, auto, required, or a named function)"},
 			{"ToolChoice.DisableParallel", "parallel_tool_calls", "", "Create chat completion: parallel_tool_calls"},
 			{"Reasoning.Effort", "reasoning_effort", "", "Create chat completion: reasoning_effort"},
+			{"PromptCacheKey", "prompt_cache_key", "", "Create chat completion: prompt_cache_key; Prompt caching guide"},
 		},
 		variants: []variant{
 			{"tool_choice any", choose(llm.ToolChoiceAny, ""), "tool_choice", `"required"`},
@@ -154,6 +157,7 @@ var knobAPIs = []knobAPI{
 			r.MaxTokens, r.Temperature, r.TopP = 8192, f64(1), f64(0.95)
 			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "search", DisableParallel: true}
 			r.Reasoning = llm.Reasoning{Effort: "high", Summary: "auto"}
+			r.PromptCacheKey = "conv-1"
 		},
 		fields: []knobField{
 			{"MaxTokens", "max_output_tokens", "", "API reference, Create a model response: max_output_tokens"},
@@ -163,6 +167,7 @@ var knobAPIs = []knobAPI{
 			{"ToolChoice.DisableParallel", "parallel_tool_calls", "", "Create a model response: parallel_tool_calls"},
 			{"Reasoning", "reasoning", "", "Create a model response: reasoning {effort, summary}; Reasoning guide"},
 			{"Reasoning (encrypted state)", "include", "", "Create a model response: include reasoning.encrypted_content (stateless use, store=false)"},
+			{"PromptCacheKey", "prompt_cache_key", "", "Create a model response: prompt_cache_key; Prompt caching guide"},
 		},
 		variants: []variant{
 			{"tool_choice any", choose(llm.ToolChoiceAny, ""), "tool_choice", `"required"`},
@@ -183,6 +188,7 @@ var knobAPIs = []knobAPI{
 			setCommon(r)
 			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceAuto} // Claude's thinking takes auto or none only
 			r.Reasoning = llm.Reasoning{BudgetTokens: 2048, Effort: "high", Summary: "auto"}
+			r.PromptCacheKey = "conv-1" // OpenAI only: must change nothing here
 		},
 		fields: []knobField{
 			{"MaxTokens", "inferenceConfig.maxTokens", "", "Converse API reference, InferenceConfiguration: maxTokens"},
@@ -218,6 +224,7 @@ var knobAPIs = []knobAPI{
 			setCommon(r)
 			r.ToolChoice = llm.ToolChoice{Mode: llm.ToolChoiceTool, Name: "search"}
 			r.Reasoning = llm.Reasoning{BudgetTokens: 2048, Summary: "auto"}
+			r.PromptCacheKey = "conv-1" // OpenAI only: must change nothing here
 		},
 		fields: []knobField{
 			{"MaxTokens", "generationConfig.maxOutputTokens", "", "API reference, GenerationConfig: maxOutputTokens"},

@@ -16,6 +16,7 @@ import (
 	_ "github.com/strata-agent/strata/prompt/flat"
 	_ "github.com/strata-agent/strata/prompt/kiro"
 	_ "github.com/strata-agent/strata/prompt/panels"
+	_ "github.com/strata-agent/strata/prompt/peers"
 	_ "github.com/strata-agent/strata/prompt/tiered"
 	"github.com/strata-agent/strata/token"
 	"github.com/strata-agent/strata/trajectory"

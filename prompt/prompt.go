@@ -54,6 +54,13 @@ type Context struct {
 	// loop sets it from llm.Provider.API. Layouts may differ per family
 	// (Context Pilot re-injects the system prompt on Anthropic only).
 	API llm.API
+	// ConversationID identifies the conversation the request belongs to: the
+	// agent loop's id (agent.Agent.LoopID), which a resumed session keeps and
+	// a branch replaces. The loop sets it every turn; "" = unknown. Layouts
+	// that reproduce an agent sending OpenAI's prompt_cache_key per session
+	// or conversation (prompt/peers: opencode, openhands, codex) copy it into
+	// llm.Request.PromptCacheKey; the others ignore it.
+	ConversationID string
 	// Now is the request time in Unix milliseconds, for layouts that print
 	// timestamps (panels). The loop sets it; 0 renders as unknown. Passing it
 	// in keeps Assemble deterministic.

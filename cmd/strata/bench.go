@@ -16,6 +16,7 @@ import (
 	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/benchcache"
 	_ "github.com/strata-agent/strata/prompt/cachefit" // register the cachefit layout
+	_ "github.com/strata-agent/strata/prompt/peers"    // register the peers' layouts
 )
 
 func init() { register(newBenchCmd) }
@@ -112,7 +113,9 @@ func loadBenchSessions(dir, scenario, format string) ([]*benchcache.Session, ben
 	if sc != benchcache.Append && sc != benchcache.Managed {
 		return nil, "", usagef("unknown --scenario %q (valid: append, managed)", scenario)
 	}
-	sessions, err := benchcache.LoadDir(dir, sc)
+	sessions, err := benchcache.LoadDirSkipping(dir, sc, func(err error) {
+		warn(fmt.Sprintf("%v; skipped", err))
+	})
 	if err != nil {
 		return nil, "", usageError{fmt.Errorf("--trajectories: %w", err)}
 	}

@@ -24,6 +24,13 @@ func TestMain(m *testing.M) {
 	}
 	binary = filepath.Join(dir, "strata")
 	dataDir = filepath.Join(dir, "data") // session database of every run, unless a test sets STRATA_DATA_DIR
+	// Every strata the tests start inherits these: never the user's own
+	// log file or config file.
+	os.Setenv("STRATA_LOG_FILE", filepath.Join(dir, "strata.log"))
+	os.Setenv("STRATA_CONFIG", filepath.Join(dir, "no-config.yaml"))
+	for _, k := range []string{"STRATA_PROVIDER", "STRATA_MODEL", "STRATA_LAYOUT", "STRATA_APPROVE"} {
+		os.Unsetenv(k)
+	}
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)

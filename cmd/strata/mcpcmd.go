@@ -72,12 +72,16 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		if err != nil {
 			return usageError{fmt.Errorf("%w (pass --agent FILE or --mcp-config FILE)", err)}
 		}
+		home, _ := os.UserHomeDir()
+		for _, w := range c.Check(wd, home) {
+			warn(w.String())
+		}
 		for name, s := range c.Servers {
 			servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
 		}
 		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 	}
-	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
+	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter()}) // stderr tails are shown below
 	defer m.Terminate()
 	for _, s := range servers {
 		_ = m.LaunchServer(ctx, s.Name, strata.MCPServerConfig(s.Server)) // the failure is in the status
@@ -87,7 +91,10 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		if err := enc.Encode(st); err != nil {
+			return err
+		}
+		return allFailed(st)
 	}
 	if len(st) == 0 {
 		_, err := fmt.Fprintln(w, "no MCP servers configured")
@@ -112,6 +119,30 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 			names[i] = mcp.ToolName(s.Name, t)
 		}
 		fmt.Fprintf(w, "\n@%s tools (as the model sees them):\n  %s\n", s.Name, strings.Join(names, "\n  "))
+	}
+	for _, s := range st {
+		if s.StderrTail != "" {
+			fmt.Fprintf(w, "\n@%s stderr (last lines):\n  %s\n", s.Name, strings.ReplaceAll(s.StderrTail, "\n", "\n  "))
+		}
+	}
+	return allFailed(st)
+}
+
+// allFailed is an error when at least one server was started and none is
+// running, so that scripts see the failure in the exit status (1).
+func allFailed(st []mcp.Status) error {
+	started, failed := 0, 0
+	for _, s := range st {
+		if s.State == mcp.Disabled {
+			continue
+		}
+		started++
+		if s.State != mcp.Running {
+			failed++
+		}
+	}
+	if started > 0 && failed == started {
+		return fmt.Errorf("all %d MCP server(s) failed to start (see DETAIL and stderr above; --verbose logs more)", started)
 	}
 	return nil
 }
