@@ -10,9 +10,17 @@ import (
 )
 
 // loopHooks returns the hooks of one new loop: the agent's (hooks.Runner),
-// a task-context hook of its own (taskContextHook), then Options.Hooks.
+// with the kiro layout a task-context hook of its own (taskContextHook),
+// then Options.Hooks. Only the kiro layout gets the task context: it is
+// kiro's layer 3, and the other layouts place prompt.Context.Task in their
+// own designs' ways (cachefit in its system text, where a list that
+// changes would invalidate the whole cached prefix).
 func (w *Workspace) loopHooks() []agent.Hook {
-	return append(append(slices.Clip(w.hooks), taskContextHook()), w.opts.Hooks...)
+	hs := slices.Clip(w.hooks)
+	if w.opts.Layout == "kiro" {
+		hs = append(hs, taskContextHook())
+	}
+	return append(hs, w.opts.Hooks...)
 }
 
 // taskContextHook returns a compose_request pre transform that fills

@@ -67,3 +67,25 @@ func TestTaskContextCarriesActiveTodoLists(t *testing.T) {
 		t.Errorf("a completed list is not active:\n%s", context(3))
 	}
 }
+
+// Only the kiro layout gets the task context: cachefit keeps its system
+// text stable, and a todo list there would invalidate the cached prefix.
+func TestTaskContextOnlyInTheKiroLayout(t *testing.T) {
+	calls := 0
+	m := newScriptedModel(t, func(string) replay.Reply {
+		calls++
+		if calls == 1 {
+			in, _ := json.Marshal(map[string]any{"command": "create", "tasks": []string{"a"}, "todo_list_description": "d"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("t1", "todo_list", in)}}
+		}
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}}
+	})
+	_, s := openScripted(t, strata.Options{Dir: t.TempDir(), Layout: "cachefit", Mode: agent.ModeAll}, m)
+	if _, err := s.Prompt(t.Context(), "plan"); err != nil {
+		t.Fatal(err)
+	}
+	b := m.bodies()
+	if len(b) != 2 || strings.Contains(b[1], "Active TODO lists") {
+		t.Errorf("cachefit request carries the task context (%d requests)", len(b))
+	}
+}
