@@ -136,7 +136,8 @@ type Agent struct {
 	// skill metadata (kiro loads steering as resources; docs/kiro.md).
 	Context prompt.Context
 	// Warnings are the loading and resolution warnings (missing resources,
-	// hook scripts, MCP commands…), each once.
+	// hook scripts, MCP commands…), ToolWarnings (tool names strata
+	// cannot offer) and SkillsWithoutFSRead, each once.
 	Warnings []config.Warning
 }
 
@@ -158,8 +159,13 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 		return nil, &ConfigError{Err: err}
 	}
 	l := &Agent{Config: a, Resolved: r, Context: contextOf(r)}
+	servers := make([]string, len(r.MCPServers))
+	for i, s := range r.MCPServers {
+		servers[i] = s.Name
+	}
 	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
-	for _, w := range append(append([]config.Warning(nil), a.Warnings...), r.Warnings...) {
+	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), ToolWarnings(a, servers)...)
+	for _, w := range append(warns, SkillsWithoutFSRead(a, len(r.Skills))...) {
 		if k := [2]string{w.Field, w.Message}; !seen[k] {
 			seen[k] = true
 			l.Warnings = append(l.Warnings, w)

@@ -62,6 +62,7 @@ type Session struct {
 	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
+	parts   loopParts // what the session's loop was built from, for an agent swap
 
 	pending     []llm.Block
 	pendingTurn int
@@ -153,6 +154,10 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 	cfg, err := w.loopConfig(prov, env, s.bus, mode, approver, extra)
 	if err != nil {
 		return nil, err
+	}
+	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
+	if len(o.MCPServers) > 0 {
+		s.parts.own = s.mcp[len(s.mcp)-1]
 	}
 	if id == "" {
 		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.name,
@@ -324,7 +329,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
-		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
+		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(modelContextWindow(w.prov.model)),
 	}
 	if o.Compaction != nil && o.CompactTLDR {
@@ -335,35 +340,20 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 	w.panelSources(&cfg, env, bus)
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
-		child := cfg
-		child.Tools = tool.NewRegistry(tools...)
-		tools = append(tools, agent.SubAgentTool(w.newChild(child)))
+		self := cfg
+		self.Tools = tool.NewRegistry(tools...)
+		tools = append(tools, agent.SubAgentToolFor(w.newChild(self, env, mode, approver), w.availableSubAgents()))
 	}
 	cfg.Tools = tool.NewRegistry(tools...)
 	return cfg, nil
 }
 
-// newChild builds use_subagent's child loops: the parent's configuration
-// (same bus, so the child is observed and recorded) with a fresh layout
-// instance and without use_subagent.
-func (w *Workspace) newChild(child agent.Config) agent.NewChildFunc {
-	return func(_ context.Context, name string) (*agent.Agent, error) {
-		if name != "" && (w.agent.Config == nil || name != w.agent.Config.Name) {
-			return nil, fmt.Errorf("agent %q is not available: only the current agent runs as a sub-agent", name)
-		}
-		c := child
-		layout, err := prompt.Lookup(w.opts.Layout)
-		if err != nil {
-			return nil, err
-		}
-		c.Layout = layout
-		return agent.New(c)
-	}
-}
-
 // readOnlyBuiltins run without asking in allowlist mode when no agent config
-// says otherwise (they cannot change the workspace).
-var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true}
+// says otherwise (they cannot change the workspace). thinking, introspect and
+// knowledge (show and search only in strata) also run without asking for
+// agent files, as the Amazon Q Developer CLI's requires_acceptance is false
+// for them (see preApproved).
+var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true, "thinking": true, "introspect": true, "knowledge": true}
 
 // allowedTool is authority step 1: the agent's `tools` (nil = all).
 func (w *Workspace) allowedTool() func(string) bool {
@@ -388,7 +378,7 @@ func (w *Workspace) preApproved() func(llm.Block) bool {
 		DeniedCommands: cfg.ToolSettings("execute_bash").DeniedCommands}
 	return func(c llm.Block) bool {
 		name := w.configName(c.Name)
-		if extra[c.Name] || cfg.ToolAutoApproved(name) {
+		if extra[c.Name] || cfg.ToolAutoApproved(name) || noAcceptance[c.Name] || w.trustedSubAgent(c) {
 			return true
 		}
 		if cfg.CanonicalName(name) != "execute_bash" || len(cmds.AllowedCommands) == 0 {
@@ -400,6 +390,10 @@ func (w *Workspace) preApproved() func(llm.Block) bool {
 		return json.Unmarshal(c.Input, &in) == nil && tool.CommandPreApproved(cmds, in.Command)
 	}
 }
+
+// noAcceptance are the kiro built-ins that never ask, whatever allowedTools
+// says: they cannot change anything.
+var noAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowledge": true}
 
 func (w *Workspace) extraNames() map[string]bool {
 	m := map[string]bool{}
@@ -560,7 +554,12 @@ func (s *Session) dispatch(e event.Event) {
 func (s *Session) Steer(text string) { s.agent.Steer(text) }
 
 // SetMode changes the approval mode for the next prompts.
-func (s *Session) SetMode(m agent.Mode) { s.agent.SetMode(m) }
+func (s *Session) SetMode(m agent.Mode) {
+	s.agent.SetMode(m)
+	s.mu.Lock()
+	s.parts.mode = m
+	s.mu.Unlock()
+}
 
 // Close flushes the event observers, stops the session's own MCP servers,
 // releases the session's writer lease and returns the recorder's first

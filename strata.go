@@ -227,6 +227,11 @@ type Workspace struct {
 	mu      sync.Mutex
 	closed  bool
 	closers []func()
+	// agentClosers release what belongs to the loaded agent (its MCP
+	// servers, knowledge index, sub-agent workspaces): run by Close and by
+	// an agent swap.
+	agentClosers []func()
+	children     *subagents // use_subagent's other agents, opened on first use
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP
@@ -334,6 +339,11 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 				w.tools = append(w.tools, t)
 			}
 		}
+		extra, err := w.kiroTools(ctx)
+		if err != nil {
+			return err
+		}
+		w.tools = append(w.tools, extra...)
 	}
 	w.tools = override(w.tools, o.Tools)
 	if err := CheckTrust(ctx, o.Trust, trustRequest(w.dir, cfg.Path, cfg.Hooks, w.agent.Resolved.MCPServers, o)); err != nil {
@@ -357,7 +367,7 @@ func (w *Workspace) startMCP(ctx context.Context, servers []config.NamedMCPServe
 		return
 	}
 	w.mcp = launchMCP(ctx, servers, w.dir, w.opts)
-	w.closers = append(w.closers, w.mcp.Terminate)
+	w.agentClosers = append(w.agentClosers, w.mcp.Terminate) // the agent's: a swap stops them
 	for _, t := range w.mcp.Tools() {
 		w.mcpNames[t.Spec().Name] = t.ConfigName()
 		if cfg == nil || cfg.ToolAllowed(t.ConfigName()) {
@@ -436,8 +446,8 @@ func (w *Workspace) MCP() *mcp.Manager { return w.mcp }
 // any. Sessions should be closed first. Close is idempotent.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
-	closers := w.closers
-	w.closers, w.closed = nil, true
+	closers := append(w.closers, w.agentClosers...)
+	w.closers, w.agentClosers, w.closed = nil, nil, true
 	w.mu.Unlock()
 	for i := len(closers) - 1; i >= 0; i-- {
 		closers[i]()

@@ -69,6 +69,7 @@ type server struct {
 	sessions map[string]*sess
 	caps     sdk.ClientCapabilities // from initialize
 	mode     agent.Mode             // of new sessions
+	kiro     bool                   // ServeOptions.KiroDialect
 }
 
 type sess struct {
@@ -102,7 +103,13 @@ func (x *sess) end() {
 // SDK answers unknown methods (-32601) and undecodable params (-32602). It
 // returns ctx.Err() when ctx ended first, else nil.
 func Serve(ctx context.Context, ws *strata.Workspace, mode agent.Mode, in io.Reader, out io.Writer) error {
-	s := &server{ws: ws, mode: mode, sessions: map[string]*sess{}}
+	return ServeWith(ctx, ws, ServeOptions{Mode: mode}, in, out)
+}
+
+// ServeWith is Serve with options: the approval mode of new sessions and,
+// with KiroDialect, kiro's dialect for every client (kiro.go).
+func ServeWith(ctx context.Context, ws *strata.Workspace, o ServeOptions, in io.Reader, out io.Writer) error {
+	s := &server{ws: ws, mode: o.Mode, kiro: o.KiroDialect, sessions: map[string]*sess{}}
 	s.out = &lockedWriter{w: out}
 	s.conn = sdk.NewAgentSideConnection(s, s.out, filterLines(in, s.out))
 	var err error
@@ -147,6 +154,7 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true},
+			Meta:               agentMeta(), // the kiro dialect (kiro.go)
 		},
 	}, nil
 }
@@ -209,9 +217,12 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 // events mapped to session/update.
 func (s *server) open(ctx context.Context, id, cwd string, servers []config.NamedMCPServer) (*sess, error) {
 	s.mu.Lock()
-	caps, mode := s.caps, s.mode
+	caps, mode, d := s.caps, s.mode, dialectOf(s.caps)
+	if s.kiro {
+		d = dialect{kiroUpdates: true, toolChunks: true}
+	}
 	s.mu.Unlock()
-	x := &sess{mode: mode, mapper: &mapper{conn: s.conn}}
+	x := &sess{mode: mode, mapper: &mapper{conn: s.conn, dialect: d}}
 	perm := &permission{conn: s.conn}
 	so := strata.SessionOptions{Cwd: cwd, Mode: mode, Approver: perm, OnEventSync: x.mapper.observe, MCPServers: servers}
 	files, term := &clientFiles{conn: s.conn}, &clientTerminal{conn: s.conn}
@@ -271,6 +282,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	}
 	if text == "" && len(images) == 0 {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
+	}
+	if name, ok := agentCommand(text); ok {
+		return s.swapAgent(ctx, x, name)
 	}
 	if t, ok, err := expand(ctx, x.commands, text); err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})

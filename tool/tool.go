@@ -1,5 +1,8 @@
 // Package tool holds strata's tool registry and its built-in tools: fs_read,
-// fs_write, execute_bash, grep, glob and todo_list.
+// fs_write, execute_bash, grep, glob and todo_list (Builtins), and the kiro
+// built-ins an agent file can ask for by name: thinking, web_fetch,
+// introspect and knowledge (the runtime adds them when the agent's tools
+// allow them).
 //
 // Every tool declares an llm.ToolSpec whose InputSchema is a JSON Schema. The
 // Registry compiles each schema once (github.com/google/jsonschema-go) and

@@ -29,8 +29,8 @@ func newChatCmd() *cobra.Command {
 		Short: "Talk to the agent: a full-screen chat on a terminal, else one prompt per stdin line",
 		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
 and results), the status bar shows the session's tokens incl. cache read/write, tool
-approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt and
-Ctrl+C or /exit quits.
+approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt,
+/agent NAME swaps the agent, and Ctrl+C or /exit quits.
 
 Otherwise (or with --plain), read prompts from standard input, one per line (end a
 line with \ to continue it on the next), and run each as a user turn of the same
@@ -39,6 +39,8 @@ while a prompt runs (in the full-screen chat too) is a steering message: it reac
 the model before the loop's next model call. Lines starting with / are commands:
 
   /mode ask|allowlist|all   change the approval mode for the next prompts
+  /agent NAME               swap to another agent of the workspace: its MCP servers
+                            replace every running one, the conversation goes on
   /steer TEXT               queue TEXT as a steering message: it reaches the model
                             before the next model call of the running prompt (or the next)
   /usage                    print the tokens used so far (incl. cache read/write)
@@ -137,6 +139,10 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 				steer(strings.TrimSpace(arg))
 				continue
 			}
+			if cmd == "agent" {
+				swapCommand(ctx, msg, s, strings.TrimSpace(arg))
+				continue
+			}
 			chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
 			continue
 		}
@@ -185,7 +191,7 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		}
 		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
 		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
-		m := tui.New(func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }, header)
+		m := tui.New(withAgentCommand(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
 		m.SetSteer(s.Steer)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
@@ -261,7 +267,7 @@ func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg s
 		fmt.Fprintf(w, "%d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d\n",
 			total.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
 	default:
-		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /steer TEXT, /usage, /exit)\n", cmd)
+		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /steer TEXT, /agent NAME, /usage, /exit)\n", cmd)
 	}
 }
 
