@@ -136,7 +136,8 @@ type Agent struct {
 	// skill metadata (kiro loads steering as resources; docs/kiro.md).
 	Context prompt.Context
 	// Warnings are the loading and resolution warnings (missing resources,
-	// hook scripts, MCP commands…), each once.
+	// hook scripts, MCP commands…), ToolWarnings (tool names strata
+	// cannot offer) and SkillsWithoutFSRead, each once.
 	Warnings []config.Warning
 }
 
@@ -158,8 +159,13 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 		return nil, &ConfigError{Err: err}
 	}
 	l := &Agent{Config: a, Resolved: r, Context: contextOf(r)}
+	servers := make([]string, len(r.MCPServers))
+	for i, s := range r.MCPServers {
+		servers[i] = s.Name
+	}
 	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
-	for _, w := range append(append([]config.Warning(nil), a.Warnings...), r.Warnings...) {
+	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), ToolWarnings(a, servers)...)
+	for _, w := range append(warns, SkillsWithoutFSRead(a, len(r.Skills))...) {
 		if k := [2]string{w.Field, w.Message}; !seen[k] {
 			seen[k] = true
 			l.Warnings = append(l.Warnings, w)
@@ -176,19 +182,29 @@ func contextOf(r *config.Resolved) prompt.Context {
 	for _, f := range r.Files {
 		if !seen[f.AbsPath] {
 			seen[f.AbsPath] = true
-			c.Files = append(c.Files, prompt.File{Path: f.Path, Content: f.Content})
+			c.Files = append(c.Files, prompt.File{Path: f.Path, Content: f.Content, Refreshed: modified(f.AbsPath)})
 		}
 	}
 	for _, s := range r.Steering {
 		if s.Always() && !seen[s.AbsPath] {
 			seen[s.AbsPath] = true
-			c.Files = append(c.Files, prompt.File{Path: rel(r.ProjectRoot, s.AbsPath), Content: s.Body})
+			c.Files = append(c.Files, prompt.File{Path: rel(r.ProjectRoot, s.AbsPath), Content: s.Body, Refreshed: modified(s.AbsPath)})
 		}
 	}
 	for _, s := range r.Skills {
 		c.Skills = append(c.Skills, prompt.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}
 	return c
+}
+
+// modified is when the file at path last changed (Unix ms; 0 when it
+// cannot be read): the refresh time of its context item (prompt.File).
+func modified(path string) int64 {
+	fi, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return fi.ModTime().UnixMilli()
 }
 
 // rel shows abs relative to root when it is inside it.

@@ -20,7 +20,7 @@ import (
 // must not write stays readable, and fs_read's deniedPaths also keep
 // fs_write away (its result would show the file). The calls come from a
 // scripted model on a loopback server and run through the runtime's loop.
-func TestToolsSettingsPathsStayPerTool(t *testing.T) {
+func TestAttackToolsSettingsPathsStayPerTool(t *testing.T) {
 	dir, extra := t.TempDir(), t.TempDir()
 	put := func(p, s string) {
 		t.Helper()

@@ -284,6 +284,22 @@ func KiroContextWindow(model string) int64 {
 	return 0
 }
 
+// modelContextWindow returns the context window in tokens of a provider
+// model id: a kiro name or Claude API id (KiroContextWindow), or a Bedrock
+// id or inference-profile id of a model in the kiro table; 0 when unknown.
+// The agent loop compacts when a request would exceed it.
+func modelContextWindow(id string) int64 {
+	if w := KiroContextWindow(id); w > 0 {
+		return w
+	}
+	for _, k := range kiroModels {
+		if strings.HasSuffix(id, k.Bedrock) {
+			return k.ContextWindow
+		}
+	}
+	return 0
+}
+
 // bedrockProfile returns the cross-region inference-profile prefix for
 // AWS_REGION.
 func bedrockProfile() string {

@@ -66,6 +66,11 @@ func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, err
 	if o.Counter != nil {
 		cfg.Context.Counter = o.Counter
 	}
+	if cfg.Compaction != nil && cfg.Compaction.Summarize != nil { // a tl;dr would be a request: render sends none
+		p := *cfg.Compaction
+		p.Summarize = nil
+		cfg.Compaction = &p
+	}
 	if !o.Now.IsZero() {
 		cfg.Now = func() time.Time { return o.Now }
 	}

@@ -2,12 +2,14 @@ package strata
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
 	"sync"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
@@ -60,6 +62,7 @@ type Session struct {
 	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
+	parts   loopParts // what the session's loop was built from, for an agent swap
 
 	pending     []llm.Block
 	pendingTurn int
@@ -152,6 +155,10 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 	if err != nil {
 		return nil, err
 	}
+	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
+	if len(o.MCPServers) > 0 {
+		s.parts.own = s.mcp[len(s.mcp)-1]
+	}
 	if id == "" {
 		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.name,
 			Model: w.prov.model, Layout: w.opts.Layout, Title: o.Title})
@@ -231,7 +238,19 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 		return nil, 0, err
 	}
 	a, err := agent.Restore(cfg, loop, hist, next)
-	return a, next, err
+	if err != nil {
+		return nil, 0, err
+	}
+	rec, err := st.ReadLoop(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	var used llm.Usage
+	for _, t := range rec.Turns {
+		used = used.Add(t.Usage)
+	}
+	a.RestoreUsage(used)
+	return a, next, nil
 }
 
 // hold takes the session's writer lease; losing it later stops the running
@@ -310,40 +329,31 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
-		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
-		Compaction: o.Compaction, Now: o.Now,
+		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
+		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(modelContextWindow(w.prov.model)),
 	}
+	if o.Compaction != nil && o.CompactTLDR {
+		p := *o.Compaction
+		p.Summarize = compact.ProviderSummarizer(prov, w.prov.model)
+		cfg.Compaction = &p
+	}
+	w.panelSources(&cfg, env, bus)
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
-		child := cfg
-		child.Tools = tool.NewRegistry(tools...)
-		tools = append(tools, agent.SubAgentTool(w.newChild(child)))
+		self := cfg
+		self.Tools = tool.NewRegistry(tools...)
+		tools = append(tools, agent.SubAgentToolFor(w.newChild(self, env, mode, approver), w.availableSubAgents()))
 	}
 	cfg.Tools = tool.NewRegistry(tools...)
 	return cfg, nil
 }
 
-// newChild builds use_subagent's child loops: the parent's configuration
-// (same bus, so the child is observed and recorded) with a fresh layout
-// instance and without use_subagent.
-func (w *Workspace) newChild(child agent.Config) agent.NewChildFunc {
-	return func(_ context.Context, name string) (*agent.Agent, error) {
-		if name != "" && (w.agent.Config == nil || name != w.agent.Config.Name) {
-			return nil, fmt.Errorf("agent %q is not available: only the current agent runs as a sub-agent", name)
-		}
-		c := child
-		layout, err := prompt.Lookup(w.opts.Layout)
-		if err != nil {
-			return nil, err
-		}
-		c.Layout = layout
-		return agent.New(c)
-	}
-}
-
 // readOnlyBuiltins run without asking in allowlist mode when no agent config
-// says otherwise (they cannot change the workspace).
-var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true}
+// says otherwise (they cannot change the workspace). thinking, introspect and
+// knowledge (show and search only in strata) also run without asking for
+// agent files, as the Amazon Q Developer CLI's requires_acceptance is false
+// for them (see preApproved).
+var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true, "thinking": true, "introspect": true, "knowledge": true}
 
 // allowedTool is authority step 1: the agent's `tools` (nil = all).
 func (w *Workspace) allowedTool() func(string) bool {
@@ -356,14 +366,34 @@ func (w *Workspace) allowedTool() func(string) bool {
 }
 
 // preApproved is the allowlist: Options.Tools, then the agent's allowedTools
-// (and kiro's default-trusted tools), else the read-only built-ins.
+// (and kiro's default-trusted tools) or, for execute_bash, a command its
+// allowedCommands match (tool.CommandPreApproved: kiro runs those without
+// prompting and prompts for the others), else the read-only built-ins.
 func (w *Workspace) preApproved() func(llm.Block) bool {
 	cfg, extra := w.agent.Config, w.extraNames()
 	if cfg == nil {
 		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
 	}
-	return func(c llm.Block) bool { return extra[c.Name] || cfg.ToolAutoApproved(w.configName(c.Name)) }
+	cmds := &tool.Env{AllowedCommands: cfg.ToolSettings("execute_bash").AllowedCommands,
+		DeniedCommands: cfg.ToolSettings("execute_bash").DeniedCommands}
+	return func(c llm.Block) bool {
+		name := w.configName(c.Name)
+		if extra[c.Name] || cfg.ToolAutoApproved(name) || noAcceptance[c.Name] || w.trustedSubAgent(c) {
+			return true
+		}
+		if cfg.CanonicalName(name) != "execute_bash" || len(cmds.AllowedCommands) == 0 {
+			return false
+		}
+		var in struct {
+			Command string `json:"command"`
+		}
+		return json.Unmarshal(c.Input, &in) == nil && tool.CommandPreApproved(cmds, in.Command)
+	}
 }
+
+// noAcceptance are the kiro built-ins that never ask, whatever allowedTools
+// says: they cannot change anything.
+var noAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowledge": true}
 
 func (w *Workspace) extraNames() map[string]bool {
 	m := map[string]bool{}
@@ -380,7 +410,7 @@ func (w *Workspace) extraNames() map[string]bool {
 // command patterns the command policy. Never merged: a path allowed for
 // reading does not become writable (tool.ResolvePath).
 func (w *Workspace) env(dir string) *tool.Env {
-	e := &tool.Env{Workdir: dir}
+	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes}
 	cfg := w.agent.Config
 	if cfg == nil {
 		return e
@@ -524,7 +554,12 @@ func (s *Session) dispatch(e event.Event) {
 func (s *Session) Steer(text string) { s.agent.Steer(text) }
 
 // SetMode changes the approval mode for the next prompts.
-func (s *Session) SetMode(m agent.Mode) { s.agent.SetMode(m) }
+func (s *Session) SetMode(m agent.Mode) {
+	s.agent.SetMode(m)
+	s.mu.Lock()
+	s.parts.mode = m
+	s.mu.Unlock()
+}
 
 // Close flushes the event observers, stops the session's own MCP servers,
 // releases the session's writer lease and returns the recorder's first

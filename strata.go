@@ -77,6 +77,10 @@ type Options struct {
 	// Instructions replace DefaultInstructions for the default agent (no
 	// Agent). Ignored when Agent is set: the agent file's prompt applies.
 	Instructions string
+	// NoProjectFiles makes the default agent (no Agent) read no project
+	// files: no DefaultAgentResources (AGENTS.md, CLAUDE.md, README.md), no
+	// steering, no mcp.json. Ignored when Agent is set.
+	NoProjectFiles bool
 
 	// Provider, when set, is used as is (ProviderName, APIKey, BaseURL and
 	// Replay are ignored; Model is then required unless the agent file
@@ -110,6 +114,13 @@ type Options struct {
 	// deadline). Ignored with Provider: its own configuration applies.
 	Limits llm.Limits
 
+	// MaxToolResultBytes caps the text of every tool_result (built-in and
+	// MCP tools; bytes): the first MaxToolResultBytes are kept with a note
+	// saying how much was cut (tool.Env.MaxResultBytes). 0 =
+	// tool.DefaultMaxResultBytes (256 KiB); negative = no cap. The size of
+	// a model's answer is capped by Limits.MaxResponseBytes.
+	MaxToolResultBytes int
+
 	// Layout is the registered name of the request layout (prompt.Names);
 	// "" = DefaultLayout. Every loop gets a fresh instance.
 	Layout string
@@ -141,7 +152,8 @@ type Options struct {
 	BeforeTurn func(ctx context.Context, info agent.TurnInfo) error
 	AfterTurn  func(ctx context.Context, rec agent.TurnRecord)
 
-	// MaxTurns is the continuation limit per prompt (0 =
+	// MaxTurns is the continuation limit per prompt, in continuation
+	// rounds (agent.Config.MaxTurns; 0 =
 	// agent.DefaultMaxTurns); MaxSessionTokens stops a loop once it used
 	// that many tokens (0 = no cap).
 	MaxTurns         int
@@ -149,6 +161,11 @@ type Options struct {
 	// Compaction, when set, detaches old turns into frozen history chunks
 	// (compact.Default is the Context Pilot policy, docs/panels.md).
 	Compaction *compact.Policy
+	// CompactTLDR, with Compaction, shows a model-written tl;dr of each
+	// long text message in detached chunks (compact.ProviderSummarizer on
+	// the loop's provider and model; docs/panels.md, "tl;dr"). Render shows
+	// chunks without tl;dr: it sends nothing.
+	CompactTLDR bool
 	// Now is the clock of the request time layouts may print (nil =
 	// time.Now).
 	Now func() time.Time
@@ -159,6 +176,20 @@ type Options struct {
 	// MCPStderr receives the MCP servers' stderr, each line prefixed with
 	// the server's name (nil = discarded).
 	MCPStderr io.Writer
+
+	// Trust decides, before any of them runs, whether the commands the
+	// workspace's files name may run: the agent file's hooks and the MCP
+	// servers of the agent file, of the mcp.json files it includes and, for
+	// the default agent, of .kiro/settings/mcp.json, .amazonq/mcp.json,
+	// .mcp.json and the user's global mcp.json (TrustRequest lists them; a
+	// workspace that names none is not asked about). A refusal fails Open
+	// with a *ConfigError matching ErrUntrusted, and nothing ran. nil trusts
+	// every command, as a program that chose Dir and Agent itself may;
+	// programs that open workspaces they did not write (a cloned repository)
+	// should set it, e.g. RememberedTrust(store, ask) as the CLI does.
+	// Servers given per session (SessionOptions.MCPServers, from an ACP
+	// client) are the caller's choice and are not asked about.
+	Trust TrustFunc
 }
 
 // ConfigError is an error in the configuration a Workspace was given (an
@@ -196,6 +227,11 @@ type Workspace struct {
 	mu      sync.Mutex
 	closed  bool
 	closers []func()
+	// agentClosers release what belongs to the loaded agent (its MCP
+	// servers, knowledge index, sub-agent workspaces): run by Close and by
+	// an agent swap.
+	agentClosers []func()
+	children     *subagents // use_subagent's other agents, opened on first use
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP
@@ -256,8 +292,9 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	return w, nil
 }
 
-// loadAgent loads Options.Agent (or the default agent), then activates it:
-// MCP servers, agentSpawn hooks and the loop hooks.
+// loadAgent loads Options.Agent (or the default agent), asks Options.Trust
+// about the commands its files would run, then activates it: MCP servers,
+// agentSpawn hooks and the loop hooks.
 func (w *Workspace) loadAgent(ctx context.Context) error {
 	o := w.opts
 	if o.Agent == "" {
@@ -265,11 +302,24 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		if sys == "" {
 			sys = DefaultInstructions
 		}
-		w.agent = &Agent{Context: prompt.Context{System: sys}}
+		var err error
+		if w.agent, err = defaultAgent(w.dir, sys, o.NoProjectFiles); err != nil {
+			return err
+		}
+		for _, wn := range w.agent.Warnings {
+			o.Warn(wn.String())
+		}
 		if !o.NoBuiltins {
 			w.tools = tool.Builtins()
 		}
 		w.tools = override(w.tools, o.Tools)
+		if w.agent.Resolved == nil {
+			return nil
+		}
+		if err := CheckTrust(ctx, o.Trust, trustRequest(w.dir, "", nil, w.agent.Resolved.MCPServers, o)); err != nil {
+			return err
+		}
+		w.startMCP(ctx, w.agent.Resolved.MCPServers, nil)
 		return nil
 	}
 	path, err := ResolveAgent(w.dir, o.Agent)
@@ -289,25 +339,41 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 				w.tools = append(w.tools, t)
 			}
 		}
+		extra, err := w.kiroTools(ctx)
+		if err != nil {
+			return err
+		}
+		w.tools = append(w.tools, extra...)
 	}
 	w.tools = override(w.tools, o.Tools)
-	w.mcpNames = map[string]string{}
-	if !o.DisableMCP && len(w.agent.Resolved.MCPServers) > 0 {
-		w.mcp = launchMCP(ctx, w.agent.Resolved.MCPServers, w.dir, o)
-		w.closers = append(w.closers, w.mcp.Terminate)
-		for _, t := range w.mcp.Tools() {
-			w.mcpNames[t.Spec().Name] = t.ConfigName()
-			if cfg.ToolAllowed(t.ConfigName()) {
-				w.tools = append(w.tools, t)
-			}
-		}
+	if err := CheckTrust(ctx, o.Trust, trustRequest(w.dir, cfg.Path, cfg.Hooks, w.agent.Resolved.MCPServers, o)); err != nil {
+		return err
 	}
+	w.startMCP(ctx, w.agent.Resolved.MCPServers, cfg)
 	if !o.DisableHooks {
 		r := hooks.New(cfg, hooks.Options{Cwd: w.dir, ToolName: w.configName, Warn: o.Warn})
 		w.agent.Context.HookOutputs = append(w.agent.Context.HookOutputs, r.AgentSpawn(ctx)...)
 		w.hooks = r.Hooks()
 	}
 	return nil
+}
+
+// startMCP launches servers unless MCP is disabled and offers their tools
+// (those cfg's tools field allows; all of them for the default agent, nil
+// cfg).
+func (w *Workspace) startMCP(ctx context.Context, servers []config.NamedMCPServer, cfg *config.Agent) {
+	w.mcpNames = map[string]string{}
+	if w.opts.DisableMCP || len(servers) == 0 {
+		return
+	}
+	w.mcp = launchMCP(ctx, servers, w.dir, w.opts)
+	w.agentClosers = append(w.agentClosers, w.mcp.Terminate) // the agent's: a swap stops them
+	for _, t := range w.mcp.Tools() {
+		w.mcpNames[t.Spec().Name] = t.ConfigName()
+		if cfg == nil || cfg.ToolAllowed(t.ConfigName()) {
+			w.tools = append(w.tools, t)
+		}
+	}
 }
 
 // override returns tools with every tool of extra replacing the one of the
@@ -380,8 +446,8 @@ func (w *Workspace) MCP() *mcp.Manager { return w.mcp }
 // any. Sessions should be closed first. Close is idempotent.
 func (w *Workspace) Close() error {
 	w.mu.Lock()
-	closers := w.closers
-	w.closers, w.closed = nil, true
+	closers := append(w.closers, w.agentClosers...)
+	w.closers, w.agentClosers, w.closed = nil, nil, true
 	w.mu.Unlock()
 	for i := len(closers) - 1; i >= 0; i-- {
 		closers[i]()

@@ -66,7 +66,8 @@ func commands(ctx context.Context, srcs []PromptSource) map[string]command {
 }
 
 // availableCommands is the available_commands_update of cmds, sorted by
-// name; a command with arguments gets an input hint naming them.
+// name, then the built-in /agent; a command with arguments gets an input
+// hint naming them.
 func availableCommands(cmds map[string]command) sdk.SessionUpdate {
 	names := make([]string, 0, len(cmds))
 	for n := range cmds {
@@ -85,6 +86,7 @@ func availableCommands(cmds map[string]command) sdk.SessionUpdate {
 		}
 		list = append(list, ac)
 	}
+	list = append(list, agentCommandEntry) // built in, after the MCP prompts (agentswap.go)
 	return sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
 		AvailableCommands: list, SessionUpdate: "available_commands_update"}}
 }

@@ -1,7 +1,8 @@
 // Package acp serves strata as an ACP (Agent Client Protocol) agent on the
 // official github.com/coder/acp-go-sdk, so editors and ACP clients can drive
 // the loop: initialize, authenticate, session/new, session/load (the stored
-// session replayed as updates), session/prompt, session/cancel and
+// session replayed as updates), session/prompt (one sent while another runs
+// in the session steers it: see server.steer), session/cancel and
 // session/set_mode (modes = the approval modes ask, allowlist, all). Every
 // loop event becomes a session/update (see updates.go), and tool approvals
 // go through session/request_permission.
@@ -68,12 +69,15 @@ type server struct {
 	sessions map[string]*sess
 	caps     sdk.ClientCapabilities // from initialize
 	mode     agent.Mode             // of new sessions
+	kiro     bool                   // ServeOptions.KiroDialect
 }
 
 type sess struct {
 	s        *strata.Session
 	mode     agent.Mode
-	cancel   context.CancelFunc
+	cancel   context.CancelFunc // of the running prompt; nil when none runs
+	done     chan struct{}      // closed when the running prompt ends
+	stop     sdk.StopReason     // the ended prompt's stop reason (read after done)
 	mapper   *mapper
 	commands map[string]command // slash commands: MCP prompts
 }
@@ -99,7 +103,13 @@ func (x *sess) end() {
 // SDK answers unknown methods (-32601) and undecodable params (-32602). It
 // returns ctx.Err() when ctx ended first, else nil.
 func Serve(ctx context.Context, ws *strata.Workspace, mode agent.Mode, in io.Reader, out io.Writer) error {
-	s := &server{ws: ws, mode: mode, sessions: map[string]*sess{}}
+	return ServeWith(ctx, ws, ServeOptions{Mode: mode}, in, out)
+}
+
+// ServeWith is Serve with options: the approval mode of new sessions and,
+// with KiroDialect, kiro's dialect for every client (kiro.go).
+func ServeWith(ctx context.Context, ws *strata.Workspace, o ServeOptions, in io.Reader, out io.Writer) error {
+	s := &server{ws: ws, mode: o.Mode, kiro: o.KiroDialect, sessions: map[string]*sess{}}
 	s.out = &lockedWriter{w: out}
 	s.conn = sdk.NewAgentSideConnection(s, s.out, filterLines(in, s.out))
 	var err error
@@ -144,6 +154,7 @@ func (s *server) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.Ini
 			LoadSession:        true,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			McpCapabilities:    sdk.McpCapabilities{Http: true},
+			Meta:               agentMeta(), // the kiro dialect (kiro.go)
 		},
 	}, nil
 }
@@ -206,9 +217,12 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 // events mapped to session/update.
 func (s *server) open(ctx context.Context, id, cwd string, servers []config.NamedMCPServer) (*sess, error) {
 	s.mu.Lock()
-	caps, mode := s.caps, s.mode
+	caps, mode, d := s.caps, s.mode, dialectOf(s.caps)
+	if s.kiro {
+		d = dialect{kiroUpdates: true, toolChunks: true}
+	}
 	s.mu.Unlock()
-	x := &sess{mode: mode, mapper: &mapper{conn: s.conn}}
+	x := &sess{mode: mode, mapper: &mapper{conn: s.conn, dialect: d}}
 	perm := &permission{conn: s.conn}
 	so := strata.SessionOptions{Cwd: cwd, Mode: mode, Approver: perm, OnEventSync: x.mapper.observe, MCPServers: servers}
 	files, term := &clientFiles{conn: s.conn}, &clientTerminal{conn: s.conn}
@@ -269,30 +283,64 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if text == "" && len(images) == 0 {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
 	}
+	if name, ok := agentCommand(text); ok {
+		return s.swapAgent(ctx, x, name)
+	}
 	if t, ok, err := expand(ctx, x.commands, text); err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 	} else if ok {
 		text = t
 	}
-	ctx, cancel := context.WithCancel(ctx)
 	s.mu.Lock()
 	if x.cancel != nil {
+		done := x.done
 		s.mu.Unlock()
-		cancel()
-		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id(), "error": "a prompt is already running in this session"})
+		return s.steer(ctx, x, text, images, done)
 	}
-	x.cancel = cancel
+	// The SDK cancels a session's running session/prompt when another one
+	// arrives for it; that one steers this prompt instead (see steer), so
+	// the loop runs detached from the request's cancellation and stops on
+	// session/cancel (Cancel) or when the connection ends.
+	ctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	done := make(chan struct{})
+	x.cancel, x.done = cancel, done
 	mode := x.mode
 	s.mu.Unlock()
-	defer func() {
-		s.mu.Lock()
-		x.cancel = nil
-		s.mu.Unlock()
-		cancel()
-	}()
 	x.s.SetMode(mode)
 	res, err := x.s.Prompt(ctx, text, images...)
-	return sdk.PromptResponse{StopReason: stopReason(res, err, ctx)}, promptErr(err, ctx)
+	stop := stopReason(res, err, ctx)
+	s.mu.Lock()
+	x.cancel, x.stop = nil, stop
+	close(done)
+	s.mu.Unlock()
+	cancel()
+	return sdk.PromptResponse{StopReason: stop}, promptErr(err, ctx)
+}
+
+// steer handles a session/prompt sent while another prompt of the session
+// runs: its text is queued as a steering message (strata.Session.Steer; it
+// reaches the model before the running loop's next model call, or opens the
+// next prompt's when the loop had already made its last), echoed to the
+// client as a user_message_chunk, and the request returns when the running
+// prompt ends, with its stop reason (cancelled when this request is
+// cancelled first). Images cannot steer: such a prompt is rejected with
+// -32600 Invalid request naming the running prompt (docs/turn.md, rule 13).
+func (s *server) steer(ctx context.Context, x *sess, text string, images []llm.Block, done <-chan struct{}) (sdk.PromptResponse, error) {
+	if len(images) > 0 {
+		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id(),
+			"error": "a prompt is already running in this session and a prompt with images cannot join it as a steering message; send it after the running prompt ends, or session/cancel that one"})
+	}
+	x.s.Steer(text)
+	x.mapper.send(sdk.UpdateUserMessageText(text))
+	select {
+	case <-done:
+		s.mu.Lock()
+		stop := x.stop
+		s.mu.Unlock()
+		return sdk.PromptResponse{StopReason: stop}, nil
+	case <-ctx.Done():
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+	}
 }
 
 // stopReason maps the loop's outcome to ACP's stop reasons.

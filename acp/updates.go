@@ -25,12 +25,20 @@ import (
 //	                                   (a denied call ends here too, failed, with the reason);
 //	                                   after a todo_list call also plan, with the list's tasks
 //	agent_stopped                    → agent_message_chunk with the stop message
+//
+// In the kiro dialect (kiro.go) the updates go out on _kiro.dev/session/update
+// and tool progress as tool_call_chunk, when the client asked for them.
 type mapper struct {
 	conn    *sdk.AgentSideConnection
 	session sdk.SessionId
+	dialect dialect
 }
 
 func (m *mapper) send(u sdk.SessionUpdate) {
+	if m.dialect.kiroUpdates {
+		m.sendKiro(u)
+		return
+	}
 	_ = m.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: m.session, Update: u})
 }
 
@@ -53,6 +61,10 @@ func (m *mapper) observe(e event.Event) {
 	case event.ToolExecutionStart:
 		m.send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCall.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	case event.ToolExecutionUpdate:
+		if m.dialect.toolChunks {
+			m.sendKiro(toolChunk(e))
+			return
+		}
 		m.send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCall.ID),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Text))})))
 	case event.ToolExecutionEnd:

@@ -62,17 +62,21 @@ import (
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/token"
 	"github.com/strata-agent/strata/tool"
 )
 
-// DefaultMaxTurns is the continuation limit when Config.MaxTurns is 0
-// (docs/loop.md, "continuation limit": the message-loop design's default is 50).
+// DefaultMaxTurns is the continuation limit when Config.MaxTurns is 0: 50
+// continuation rounds per user turn (docs/loop.md, "continuation limit": the
+// message-loop design's settings.json.runtime.continuation.maxIterations
+// defaults to 50).
 const DefaultMaxTurns = 50
 
 // Errors returned (wrapped) by Prompt and Resume.
 var (
-	// ErrMaxTurns: a user turn needed more model calls than Config.MaxTurns
-	// allows. Tool calls made before the limit have run.
+	// ErrMaxTurns: a user turn needed more continuation rounds (tool results
+	// sent back to the model) than Config.MaxTurns allows. Tool calls made
+	// before the limit have run; their results were not sent to the model.
 	ErrMaxTurns = errors.New("agent: max turns reached")
 	// ErrTokenLimit: the loop's total tokens reached Config.MaxSessionTokens.
 	ErrTokenLimit = errors.New("agent: session token limit reached")
@@ -108,8 +112,14 @@ type Config struct {
 	// Now is the clock for Context.Now (nil = time.Now); a fixed clock
 	// makes requests reproducible (`strata render --now`).
 	Now func() time.Time
-	// MaxTurns is the continuation limit: model calls per user message
-	// (0 = DefaultMaxTurns).
+	// MaxTurns is the continuation limit: continuation rounds per user
+	// message (0 = DefaultMaxTurns). A round is TOOL_CALL → COMPOSE_REQUEST,
+	// the model call that answers a response's tool results (all the calls
+	// of one response are one round, as the message-loop design counts);
+	// an Anthropic pause_turn continuation counts as a round too; the first
+	// model call of a user turn and calls made only for steering or
+	// follow-up messages are not rounds. MaxTurns N allows N+1 model
+	// calls answering tools: with 1, one tool round-trip.
 	MaxTurns int
 	// MaxSessionTokens caps the loop's total tokens (llm.Usage.Total summed
 	// over every model call); 0 = no cap. It is checked before each turn.
@@ -138,9 +148,19 @@ type Config struct {
 	AfterTurn  func(ctx context.Context, rec TurnRecord)
 	// Compaction, when set, detaches old messages into frozen conversation
 	// history chunks (package compact, docs/panels.md rule 3) before a request is
-	// composed; the chunks reach the layout as the context's Summary,
-	// after any summary of the template. nil keeps every message live.
+	// composed; the chunks reach the layout as the context's Detached and
+	// in its Summary, after any summary of the template. nil keeps every
+	// message live.
 	Compaction *compact.Policy
+	// ContextWindow is the model's context window in tokens (0 = unknown).
+	// When a composed request (estimated with Counter, output cap included)
+	// would exceed it, COMPOSE_REQUEST detaches the oldest prompts into
+	// frozen chunks until it fits, whether or not Compaction is set (the
+	// message-loop design; docs/loop.md, rule 3).
+	ContextWindow int
+	// Counter counts tokens for the context-window check (nil = the fast
+	// estimator, about 4 bytes per token).
+	Counter token.Counter
 }
 
 // TurnInfo describes a turn about to start (docs/turn.md, before_turn).
@@ -187,6 +207,7 @@ type Agent struct {
 	// chunks (recomputed, identically, after Restore).
 	detached int
 	chunks   []compact.Chunk
+	chunkAt  []int64 // when each chunk was detached (Unix ms; 0 = while warming)
 }
 
 // New checks cfg and returns an agent with an empty history and a new loop id.
@@ -206,6 +227,8 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 		return nil, errors.New("agent: Config.Tools is nil")
 	case cfg.MaxTurns < 0:
 		return nil, fmt.Errorf("agent: Config.MaxTurns is %d; want ≥ 0", cfg.MaxTurns)
+	case cfg.ContextWindow < 0:
+		return nil, fmt.Errorf("agent: Config.ContextWindow is %d tokens; want ≥ 0 (0 = unknown)", cfg.ContextWindow)
 	case cfg.MaxSessionTokens < 0:
 		return nil, fmt.Errorf("agent: Config.MaxSessionTokens is %d; want ≥ 0", cfg.MaxSessionTokens)
 	case loopID == "":
@@ -219,8 +242,11 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 		return nil, fmt.Errorf("agent: Config.Mode %q; want ask, allowlist or all", cfg.Mode)
 	}
 	for i, h := range cfg.Hooks {
-		if h.Func == nil || h.Stage == "" || (h.Phase != PhasePre && h.Phase != PhasePost) {
-			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre or post", i, h.Name)
+		if h.Func == nil || h.Stage == "" || (h.Phase != PhasePre && h.Phase != PhasePost && h.Phase != PhaseDelta) {
+			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre, post or delta", i, h.Name)
+		}
+		if h.Phase == PhaseDelta && h.Stage != StageStreamResponse {
+			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): phase delta exists only at stage %s, not %s", i, h.Name, StageStreamResponse, h.Stage)
 		}
 	}
 	if cfg.MaxTurns == 0 {
@@ -248,6 +274,12 @@ func (a *Agent) History() []llm.Message { return a.history }
 
 // Usage returns the summed usage of every model call in the loop.
 func (a *Agent) Usage() llm.Usage { return a.usage }
+
+// RestoreUsage sets the usage of the model calls a restored loop made
+// before it was restored (the sum of its stored turns' usage), so Usage,
+// the session token limit and the layouts' statistics (prompt.Context.Usage)
+// continue from it. Call it after Restore, before the first prompt.
+func (a *Agent) RestoreUsage(u llm.Usage) { a.usage = u }
 
 // SetFirstTrigger sets the trigger of the next user turn's first model call:
 // event.TriggerSubAgent for a child loop, event.TriggerBranch for a branched
@@ -295,6 +327,7 @@ type Result struct {
 	StopReason llm.StopReason // its stop reason
 	Usage      llm.Usage      // summed over the model calls of this user turn
 	Turns      int            // model calls made
+	Rounds     int            // continuation rounds made (see Config.MaxTurns)
 }
 
 // Prompt runs one user turn: it passes text through the receive_input hooks,
@@ -323,9 +356,25 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	defer a.busy.Store(false)
 	corr := NewID()
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
+	input, err := a.receiveInput(ctx, corr, text, attachments)
+	if err != nil {
+		return a.endSession(corr, &Result{}, err)
+	}
+	trigger := a.first
+	a.first = event.TriggerUser
+	return a.loop(ctx, corr, trigger, input, &Result{})
+}
+
+// receiveInput is the body of RECEIVE_INPUT (between its StagePreFired and
+// StagePostFired events): the receive_input hooks around appending the
+// prompt and attachments as a user message, which it returns.
+func (a *Agent) receiveInput(ctx context.Context, corr, text string, attachments []llm.Block) (_ []llm.Message, err error) {
+	st := a.stages(corr, nil)
+	st.enter(StageReceiveInput)
+	defer func() { st.leave(err) }()
 	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Input: &text}
 	if err := a.runHooks(ctx, p); err != nil {
-		return a.endSession(corr, &Result{}, err)
+		return nil, err
 	}
 	var blocks []llm.Block
 	if strings.TrimSpace(text) != "" {
@@ -334,16 +383,30 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	input := []llm.Message{a.appendUser(append(blocks, attachments...)...)}
 	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Input: &text}
 	if err := a.runHooks(ctx, p); err != nil {
-		return a.endSession(corr, &Result{}, err)
+		return nil, err
 	}
-	trigger := a.first
-	a.first = event.TriggerUser
-	return a.loop(ctx, corr, trigger, input, &Result{})
+	return input, nil
+}
+
+// render is the body of RENDER (between its stage events): the render hooks
+// on the user turn's final assistant message.
+func (a *Agent) render(ctx context.Context, corr string, res *Result) (err error) {
+	st := a.stages(corr, nil)
+	st.enter(StageRender)
+	defer func() { st.leave(err) }()
+	resp := &llm.Response{Message: res.Message, StopReason: res.StopReason, Usage: res.Usage}
+	for _, ph := range []Phase{PhasePre, PhasePost} {
+		if err := a.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: corr, Response: resp}); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // loop makes model calls until the model stops, a limit is hit or an error
 // occurs, then ends the user turn (RENDER hooks, SessionTurnEnd).
 func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, input []llm.Message, res *Result) (*Result, error) {
+	round := false // the next model call answers tool results: a continuation round
 	for {
 		if steer := a.takeSteering(); len(steer) > 0 {
 			blocks := make([]llm.Block, len(steer))
@@ -357,8 +420,11 @@ func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, in
 				input = append(input, m)
 			}
 		}
-		if err := a.checkLimits(corr, res); err != nil {
+		if err := a.checkLimits(corr, res, round); err != nil {
 			return a.endSession(corr, res, err)
+		}
+		if round {
+			res.Rounds++
 		}
 		resp, err := a.turn(ctx, corr, trigger, input, res)
 		if err != nil {
@@ -366,22 +432,16 @@ func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, in
 		}
 		input, trigger = nil, event.TriggerContinuation
 		res.Message, res.StopReason = resp.Message, resp.StopReason
-		if a.continues(resp) || a.hasSteering() {
+		if round = a.continues(resp); round || a.hasSteering() {
 			continue
 		}
 		if text, ok := a.takeFollowUp(); ok {
-			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerUser
+			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerFollowUp
 			continue
 		}
 		break
 	}
-	resp := &llm.Response{Message: res.Message, StopReason: res.StopReason, Usage: res.Usage}
-	for _, ph := range []Phase{PhasePre, PhasePost} {
-		if err := a.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: corr, Response: resp}); err != nil {
-			return a.endSession(corr, res, err)
-		}
-	}
-	return a.endSession(corr, res, nil)
+	return a.endSession(corr, res, a.render(ctx, corr, res))
 }
 
 func (a *Agent) hasSteering() bool {
@@ -390,23 +450,36 @@ func (a *Agent) hasSteering() bool {
 	return len(a.steering) > 0
 }
 
-// checkLimits stops the loop explicitly (AgentStopped, a terminal event with
-// a message for the user) when the continuation or token limit is reached.
-func (a *Agent) checkLimits(corr string, res *Result) error {
+// checkLimits stops the loop explicitly when the continuation or token limit
+// is reached, at the top of the iteration, before before_turn and
+// COMPOSE_REQUEST (docs/loop.md, "continuation limit"; docs/turn.md, rule
+// 15); round says the next model call would be a continuation round.
+func (a *Agent) checkLimits(corr string, res *Result, round bool) error {
 	var msg string
 	var err error
 	switch {
-	case res.Turns >= a.cfg.MaxTurns:
-		msg = fmt.Sprintf("[agent stopped: max turns %d reached; tool calls made before the limit have completed]", a.cfg.MaxTurns)
-		err = fmt.Errorf("%w (%d)", ErrMaxTurns, a.cfg.MaxTurns)
+	case round && res.Rounds >= a.cfg.MaxTurns:
+		msg = fmt.Sprintf("max turns %d reached (the continuation limit, in rounds of tool results sent back to the model); "+
+			"tool calls made before the limit may already have completed successfully; the last round's results were not sent to the model", a.cfg.MaxTurns)
+		err = fmt.Errorf("%w (%d rounds)", ErrMaxTurns, a.cfg.MaxTurns)
 	case a.cfg.MaxSessionTokens > 0 && a.usage.Total >= a.cfg.MaxSessionTokens:
-		msg = fmt.Sprintf("[agent stopped: session token limit %d reached (%d tokens used)]", a.cfg.MaxSessionTokens, a.usage.Total)
+		msg = fmt.Sprintf("session token limit %d reached (%d tokens used)", a.cfg.MaxSessionTokens, a.usage.Total)
 		err = fmt.Errorf("%w (%d of %d tokens)", ErrTokenLimit, a.usage.Total, a.cfg.MaxSessionTokens)
 	default:
 		return nil
 	}
-	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Text: msg, Err: err})
+	a.stopped(corr, nil, msg, err)
 	return err
+}
+
+// stopped emits the terminal AgentStopped event: Text is the system message
+// "[Agent stopped: <why>]" of the Rust agent-loop Turn (docs/turn.md, rule
+// 15), also carried as Message with role system (never added to the
+// history: no provider accepts a system message mid-conversation).
+func (a *Agent) stopped(corr string, id *event.TurnID, why string, err error) {
+	text := "[Agent stopped: " + why + "]"
+	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: id, Text: text, Err: err,
+		Message: &llm.Message{Role: llm.RoleSystem, Content: []llm.Block{llm.TextBlock(text)}}})
 }
 
 // endSession emits SessionTurnEnd and returns res with err.

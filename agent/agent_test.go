@@ -32,7 +32,13 @@ func (r *recorder) observe(e event.Event) { r.mu.Lock(); r.ev = append(r.ev, e);
 func (r *recorder) kinds() []string {
 	var out []string
 	for _, e := range r.ev {
-		if e.Kind != event.MessageUpdate && e.Kind != event.ToolExecutionUpdate {
+		switch e.Kind {
+		case event.MessageUpdate, event.ToolExecutionUpdate:
+		case event.StagePreFired:
+			out = append(out, "pre:"+e.Stage)
+		case event.StagePostFired:
+			out = append(out, "post:"+e.Stage+":"+e.Outcome)
+		default:
 			out = append(out, string(e.Kind))
 		}
 	}
@@ -141,22 +147,30 @@ func TestPromptRunsToolsAndOrdersEvents(t *testing.T) {
 	if readResult.IsError || !strings.Contains(readResult.Content[0].Text, "hello from the workspace") {
 		t.Errorf("fs_read result does not hold README.md: %+v", readResult)
 	}
-	want := []string{"session_turn_start"}
+	// The message-loop design: "Every turn-stage transition emits an event
+	// on the event bus: StagePreFired{stage, turnId, correlationId} — just
+	// before the stage body runs. StagePostFired{stage, turnId,
+	// correlationId, outcome} — after the stage body completes.
+	// SessionTurnStart, SessionTurnEnd — bracket the whole turn."
+	want := []string{"session_turn_start", "pre:receive_input", "post:receive_input:ok"}
 	turn := func(input bool, tools bool) {
 		want = append(want, "turn_start")
 		if input {
 			want = append(want, "message_start", "message_end")
 		}
-		want = append(want, "provider_request", "message_start", "message_end", "provider_response")
+		want = append(want, "pre:compose_request", "post:compose_request:ok",
+			"pre:send_request", "provider_request", "post:send_request:ok",
+			"pre:stream_response", "message_start", "message_end", "provider_response", "post:stream_response:ok")
 		if tools {
-			want = append(want, "tool_call_approved", "tool_execution_start", "tool_execution_end")
+			want = append(want, "pre:tool_call", "tool_invocation_proposed", "tool_call_mode_invoked", "tool_call_approved",
+				"tool_execution_start", "tool_execution_end", "post:tool_call:ok")
 		}
 		want = append(want, "turn_end")
 	}
 	turn(true, true)
 	turn(false, true)
 	turn(false, false)
-	want = append(want, "session_turn_end")
+	want = append(want, "pre:render", "post:render:ok", "session_turn_end")
 	if got := rec.kinds(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("event order:\n got  %v\n want %v", got, want)
 	}
@@ -178,7 +192,8 @@ func TestPromptRunsToolsAndOrdersEvents(t *testing.T) {
 }
 
 // The continuation limit ends the turn with an explicit event and error after
-// the tool calls already made have run.
+// the tool calls already made have run: with max turns 1 the demo's first
+// tool round-trip happens, its second round does not.
 func TestMaxTurnsStopsExplicitly(t *testing.T) {
 	script, _ := demo.Script()
 	a, rec, bus, _ := newAgent(t, 1, script...)
@@ -199,7 +214,7 @@ func TestMaxTurnsStopsExplicitly(t *testing.T) {
 	if !errors.Is(stopped.Err, ErrMaxTurns) || stopped.Error != stopped.Err.Error() {
 		t.Errorf("agent_stopped Err %v, Error %q; want ErrMaxTurns and its text", stopped.Err, stopped.Error)
 	}
-	if h := a.History(); len(h) != 3 || h[2].Content[0].Type != llm.BlockToolResult {
+	if h := a.History(); len(h) != 5 || h[4].Content[0].Type != llm.BlockToolResult {
 		t.Errorf("history should end with the executed tool's result: %d messages", len(h))
 	}
 }

@@ -83,7 +83,7 @@ func wireToolIDs(t *testing.T, api llm.API, body []byte) (uses, results []string
 // the later one is renamed to a unique id and answered with an is_error
 // tool_result without running, so the next request (on every wire API)
 // carries unique tool_use ids, each answered by exactly one result.
-func TestDuplicateToolUseIDRunsOnce(t *testing.T) {
+func TestAttackDuplicateToolUseIDRunsOnce(t *testing.T) {
 	providers := map[llm.API]func(url string) llm.Provider{
 		llm.APIAnthropic:       func(u string) llm.Provider { return anthropic.New(anthropic.Config{APIKey: "k", BaseURL: u}) },
 		llm.APIOpenAIChat:      func(u string) llm.Provider { return openai.NewChat(openai.Config{APIKey: "k", BaseURL: u}) },

@@ -31,6 +31,19 @@ type Phase string
 const (
 	PhasePre  Phase = "pre"
 	PhasePost Phase = "post"
+	// PhaseDelta is the in-flight point of StageStreamResponse only: its
+	// hooks run once per stream delta, as it arrives, before the delta is
+	// published as a MessageUpdate event (the message-loop design's
+	// STREAM_RESPONSE hooks "filter or rewrite tokens in flight"). A
+	// transform may rewrite *Payload.Delta or filter the delta out by
+	// setting Payload.Delta to nil (later hooks then do not see it); an
+	// observer sees every delta; a guard's deny cuts the response off: the
+	// stream is cancelled and the turn fails with ErrDenied. What a delta
+	// hook changes is what observers and user interfaces are shown; the
+	// assistant message kept in the history is the provider's, which
+	// stream_response post transforms may rewrite. Delta hooks run on the
+	// provider's streaming goroutine, one delta at a time.
+	PhaseDelta Phase = "delta"
 )
 
 // HookKind says what a hook may do (docs/loop.md, "hooks"): a transform may change the
@@ -49,7 +62,7 @@ const (
 //	receive_input    Input (pre: transforms may rewrite it)
 //	compose_request  Context (pre), Request and Breakdown (post)
 //	send_request     Request
-//	stream_response  Response (post)
+//	stream_response  Delta (delta: each stream delta in flight), Response (post)
 //	tool_call        ToolCall (pre), ToolCall + ToolResult (post)
 //	render           Response (the final assistant message of the user turn)
 //
@@ -67,6 +80,7 @@ type Payload struct {
 	Response      *llm.Response
 	ToolCall      *llm.Block
 	ToolResult    *llm.Block
+	Delta         *llm.Delta // stream_response delta: the delta in flight (nil = filtered out)
 }
 
 // Verdict is a guard's answer. Deny with a Reason stops the stage: a denied

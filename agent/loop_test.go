@@ -324,7 +324,9 @@ func TestSteeringAndFollowUp(t *testing.T) {
 			triggers = append(triggers, string(e.Trigger))
 		}
 	}
-	if got := strings.Join(triggers, " "); got != "user continuation continuation user" {
+	// The Rust agent-loop Turn: "Continuation: tool round-trip, steering
+	// message"; the follow-up's turn has its own trigger (event.TriggerFollowUp).
+	if got := strings.Join(triggers, " "); got != "user continuation continuation follow_up" {
 		t.Errorf("triggers %s", got)
 	}
 }

@@ -75,9 +75,14 @@ func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block, 
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: "[resume]"})
 	if len(pending) > 0 {
 		id := event.TurnID{LoopID: a.loopID, Index: turnIndex}
+		st := a.stages(corr, &id)
+		st.enter(StageToolCall)
 		results := a.runTools(ctx, corr, id, pending, llm.StopToolUse, a.notRerun(pending, o))
+		st.leave(ctx.Err())
 		a.appendUser(results...)
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, StopReason: llm.StopToolUse})
+		// ToolResults: the results of the calls the crash left pending (those
+		// stored before it are in the session store, not repeated here).
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, StopReason: llm.StopToolUse, ToolResults: results})
 	}
 	return a.loop(ctx, corr, event.TriggerContinuation, nil, res)
 }

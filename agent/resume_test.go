@@ -20,7 +20,7 @@ import (
 // reported interrupted and not run again, and the side-effecting calls
 // after it (never started) are not run either; read-only calls run again;
 // RerunInterrupted runs them all. The model reads every result.
-func TestResumeReportsInterruptedCalls(t *testing.T) {
+func TestAttackResumeReportsInterruptedCalls(t *testing.T) {
 	bash := func(id, cmd string) llm.Block {
 		in, _ := json.Marshal(map[string]string{"command": cmd})
 		return llm.ToolUseBlock(id, "execute_bash", in)

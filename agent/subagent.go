@@ -34,15 +34,41 @@ type NewChildFunc func(ctx context.Context, agentName string) (*Agent, error)
 // parent's ToolExecutionEnd event carries it as ChildLoopID (docs/turn.md,
 // rule 11: sub-agent tool calls carry child_loop_id). A child that fails returns an
 // is_error result with its error.
-func SubAgentTool(newChild NewChildFunc) tool.Tool { return subAgent{newChild} }
+func SubAgentTool(newChild NewChildFunc) tool.Tool { return subAgent{newChild: newChild} }
 
-type subAgent struct{ newChild NewChildFunc }
+// SubAgent names an agent use_subagent may delegate to, for the tool's
+// description.
+type SubAgent struct {
+	Name        string // the name the call's "agent" input takes
+	Description string // the agent file's description ("" = none)
+}
+
+// SubAgentToolFor is SubAgentTool whose description also lists the agents
+// the model may name in the "agent" input (kiro's subagent tool delegates
+// to the agents of toolsSettings.subagent.availableAgents), one
+// "- name: description" line each, in the order given.
+func SubAgentToolFor(newChild NewChildFunc, agents []SubAgent) tool.Tool {
+	return subAgent{newChild: newChild, agents: agents}
+}
+
+type subAgent struct {
+	newChild NewChildFunc
+	agents   []SubAgent
+}
 
 func (s subAgent) Spec() llm.ToolSpec {
-	return llm.ToolSpec{Name: SubAgentToolName,
-		Description: "Run a sub-agent on a self-contained task in a fresh conversation and return its final answer. " +
-			"Use it for work that needs many steps whose details the main conversation does not need.",
-		InputSchema: json.RawMessage(subAgentSchema)}
+	d := "Run a sub-agent on a self-contained task in a fresh conversation and return its final answer. " +
+		"Use it for work that needs many steps whose details the main conversation does not need."
+	if len(s.agents) > 0 {
+		d += "\n\nAgents you can delegate to (the \"agent\" input; omit it to run the current agent):"
+		for _, a := range s.agents {
+			d += "\n- " + a.Name
+			if a.Description != "" {
+				d += ": " + a.Description
+			}
+		}
+	}
+	return llm.ToolSpec{Name: SubAgentToolName, Description: d, InputSchema: json.RawMessage(subAgentSchema)}
 }
 
 func (s subAgent) Run(ctx context.Context, _ *tool.Env, input json.RawMessage) (tool.Result, error) {

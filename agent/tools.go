@@ -3,6 +3,7 @@ package agent
 import (
 	"context"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/strata-agent/strata/event"
@@ -28,23 +29,32 @@ const (
 func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, calls []llm.Block, stop llm.StopReason, settled map[string]string) []llm.Block {
 	out := make([]llm.Block, len(calls))
 	approved := make([]bool, len(calls))
+	calls = slices.Clone(calls) // the calls as they will run: transforms may rewrite their input
+	for i := range calls {
+		a.emit(event.Event{Kind: event.ToolInvocationProposed, CorrelationID: corr, Turn: &id, ToolCall: &calls[i]})
+	}
+	outcomes := make([]string, len(calls))
 	for i, call := range calls {
 		switch {
 		case stop == llm.StopMaxTokens:
-			out[i] = llm.ToolResultBlock(call.ID, notRunMaxTokens, true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, notRunMaxTokens, true), event.ToolNotRun
 		case settled[call.ID] != "":
-			out[i] = llm.ToolResultBlock(call.ID, settled[call.ID], true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, settled[call.ID], true), event.ToolNotRun
 		case ctx.Err() != nil:
-			out[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, notRunCancelled, true), event.ToolCancelled
 		default:
-			ok, by, reason := a.authorize(ctx, corr, id, i, call)
+			// Transforms (and observers) at tool_call pre run first, so the
+			// approval and the guards judge the arguments that will execute
+			// (docs/loop.md, rule 9).
+			a.runNonGuards(ctx, &Payload{Stage: StageToolCall, Phase: PhasePre, CorrelationID: corr, Turn: &id, ToolCall: &calls[i]})
+			ok, by, reason := a.authorize(ctx, corr, id, i, calls[i])
 			if ok {
 				approved[i] = true
 				a.emit(event.Event{Kind: event.ToolCallApproved, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], Text: by})
 				continue
 			}
 			a.emit(event.Event{Kind: event.ToolCallDenied, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], Text: reason})
-			out[i] = llm.ToolResultBlock(call.ID, "tool call denied: "+reason, true)
+			out[i], outcomes[i] = llm.ToolResultBlock(call.ID, "tool call denied: "+reason, true), event.ToolDenied
 		}
 	}
 	for i := range calls {
@@ -52,7 +62,7 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 			out[i] = a.execute(ctx, corr, id, calls[i])
 			continue
 		}
-		a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], ToolResult: &out[i]})
+		a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &calls[i], ToolResult: &out[i], Outcome: outcomes[i]})
 	}
 	return out
 }
@@ -64,16 +74,24 @@ func (a *Agent) authorize(ctx context.Context, corr string, id event.TurnID, ind
 	if a.cfg.AllowedTool != nil && !a.cfg.AllowedTool(call.Name) {
 		return false, "", fmt.Sprintf("tool %q is not among the agent's tools", call.Name)
 	}
+	gate := func(answer string) {
+		a.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: corr, Turn: &id, ToolCall: &call, Text: string(a.cfg.Mode) + ": " + answer})
+	}
 	switch {
 	case a.cfg.Mode == ModeAll:
 		by = "mode all"
+		gate("approve")
 	case a.cfg.Mode == ModeAllowlist && a.cfg.PreApproved != nil && a.cfg.PreApproved(call):
 		by = "allowlist"
+		gate("pre-approved")
 	case a.always[call.Name]:
 		by = "allowed always"
+		gate("allowed always")
 	case a.cfg.Approver == nil:
+		gate("no approver")
 		return false, "", fmt.Sprintf("tool %q needs approval (mode %s) and no approver is configured", call.Name, a.cfg.Mode)
 	default:
+		gate("ask the approver")
 		d, err := a.cfg.Approver.Approve(ctx, ApprovalRequest{CorrelationID: corr, Turn: id, Call: call, Index: index})
 		if err != nil {
 			return false, "", fmt.Sprintf("approval failed: %v", err)
@@ -130,12 +148,10 @@ func setChildLoop(ctx context.Context, id string) {
 	}
 }
 
-// execute runs one approved call: transform hooks at tool_call pre may change
-// its input, the tool runs, transform hooks at tool_call post may change the
+// execute runs one approved call (its tool_call pre transforms already ran in
+// runTools): the tool runs, transform hooks at tool_call post may change the
 // result; ToolExecutionStart/Update/End are emitted around it.
 func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call llm.Block) llm.Block {
-	pre := &Payload{Stage: StageToolCall, Phase: PhasePre, CorrelationID: corr, Turn: &id, ToolCall: &call}
-	a.runNonGuards(ctx, pre)
 	a.emit(event.Event{Kind: event.ToolExecutionStart, CorrelationID: corr, Turn: &id, ToolCall: &call})
 	env := *a.cfg.Env
 	env.CallID = call.ID
@@ -146,13 +162,21 @@ func (a *Agent) execute(ctx context.Context, corr string, id event.TurnID, call 
 	result := a.cfg.Tools.Execute(context.WithValue(ctx, childKey{}, slot), &env, call)
 	post := &Payload{Stage: StageToolCall, Phase: PhasePost, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result}
 	a.runNonGuards(ctx, post)
-	a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result, ChildLoopID: slot.id})
+	o := event.ToolSucceeded
+	switch {
+	case ctx.Err() != nil:
+		o = event.ToolCancelled
+	case result.IsError:
+		o = event.ToolFailed
+	}
+	a.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: corr, Turn: &id, ToolCall: &call, ToolResult: &result, ChildLoopID: slot.id, Outcome: o})
 	return result
 }
 
 // runNonGuards runs the transform and observer hooks of p's stage and phase
-// (guards of tool_call pre already ran in authorize; a guard at tool_call
-// post cannot undo a call that ran and is ignored).
+// (at tool_call pre they run before authorize, whose guards then see the
+// transformed call; a guard at tool_call post cannot undo a call that ran and
+// is ignored).
 func (a *Agent) runNonGuards(ctx context.Context, p *Payload) {
 	for _, h := range a.cfg.Hooks {
 		if h.Kind == HookGuard || h.Stage != p.Stage || h.Phase != p.Phase {

@@ -3,9 +3,9 @@ package agent
 import (
 	"context"
 	"fmt"
-	"strings"
 	"time"
 
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
@@ -20,7 +20,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
 			err = fmt.Errorf("%w: %w", ErrAborted, err)
-			a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: &id, Text: "[agent stopped: " + err.Error() + "]", Err: err})
+			a.stopped(corr, &id, err.Error(), err)
 			return nil, err
 		}
 	}
@@ -43,10 +43,13 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	a.usage = a.usage.Add(resp.Usage)
 	res.Usage = res.Usage.Add(resp.Usage)
 	if calls := resp.Message.ToolUses(); len(calls) > 0 {
+		st := a.stages(corr, &id)
+		st.enter(StageToolCall)
 		rec.ToolResults = a.runTools(ctx, corr, id, calls, resp.StopReason, settled)
+		st.leave(ctx.Err())
 		a.appendUser(rec.ToolResults...)
 	}
-	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &resp.Usage, StopReason: resp.StopReason})
+	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &resp.Usage, StopReason: resp.StopReason, ToolResults: rec.ToolResults})
 	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, resp.Usage, resp.StopReason, time.Now()
 	a.afterTurn(ctx, rec)
 	return resp, nil
@@ -56,28 +59,46 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 // emits a Compaction event for each (after the turn's input messages,
 // before the model call: docs/turn.md, rule 16). A nil id (warming a
 // restored layout) emits nothing.
-func (a *Agent) compact(corr string, id *event.TurnID) {
+func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {
 		return
 	}
 	for {
-		c, ok := p.Next(a.history[a.detached:], a.detached)
+		c, ok, err := p.NextContext(ctx, a.history[a.detached:], a.detached)
 		if !ok {
 			return
 		}
-		a.chunks = append(a.chunks, c)
-		a.detached = c.Last + 1
-		if id != nil {
-			a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
-				Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d", c.First+1, c.Last+1, c.Tokens, len(a.chunks))})
+		if err != nil && id != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
+				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(a.chunks)+1, err)})
 		}
+		a.detach(corr, id, c, "")
+	}
+}
+
+// detach moves chunk c out of the live history, dated now (Unix ms, for
+// prompt.Detached.At; 0 while warming a restored layout, which has no
+// clock), and emits its Compaction event (why is appended to the text); a
+// nil id emits nothing.
+func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why string) {
+	var at int64
+	if id != nil {
+		at = a.cfg.Now().UnixMilli()
+	}
+	a.chunkAt = append(a.chunkAt, at)
+	a.chunks = append(a.chunks, c)
+	a.detached = c.Last + 1
+	if id != nil {
+		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
+			Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d%s", c.First+1, c.Last+1, c.Tokens, len(a.chunks), why)})
 	}
 }
 
 // context returns this turn's prompt.Context: the template with the model,
 // output cap, wire API, conversation id (the loop id), tools, the live
-// history and the detached chunks as the summary.
+// history, the usage so far and the detached chunks (as Detached and joined
+// into the summary).
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
@@ -86,15 +107,13 @@ func (a *Agent) context(now time.Time) prompt.Context {
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}
+	pc.Usage = a.usage
 	if len(a.chunks) > 0 {
-		parts := []string{}
-		if pc.Summary != "" {
-			parts = append(parts, pc.Summary)
+		pc.Detached = make([]prompt.Detached, len(a.chunks))
+		for i, c := range a.chunks {
+			pc.Detached[i] = prompt.Detached{First: c.First, Last: c.Last, At: a.chunkAt[i], Text: c.Text}
 		}
-		for _, c := range a.chunks {
-			parts = append(parts, c.Text)
-		}
-		pc.Summary = strings.Join(parts, "\n\n")
+		pc.Summary = prompt.JoinSummary(pc.Summary, pc.Detached)
 	}
 	return pc
 }
@@ -112,9 +131,9 @@ func (a *Agent) warmLayout() error {
 			continue
 		}
 		a.history = full[:j+1]
-		a.compact("", nil)
+		a.compact(context.Background(), "", nil)
 		pc := a.context(time.Time{})
-		if _, _, err := a.cfg.Layout.Assemble(&pc); err != nil {
+		if _, _, err := a.assembleWithinWindow("", nil, &pc); err != nil {
 			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
 				a.loopID, a.cfg.Layout.Name(), j, err)
 		}
@@ -129,64 +148,117 @@ func (a *Agent) afterTurn(ctx context.Context, rec TurnRecord) {
 }
 
 // call composes the request, sends it and streams the answer (stages
-// COMPOSE_REQUEST, SEND_REQUEST, STREAM_RESPONSE). On success the assistant
-// message has been announced with MessageStart … MessageEnd, with repeated
-// tool_use ids made unique (dedupeToolUses; settled holds the results of
-// the repeats, which must not run); on failure no assistant message exists.
+// COMPOSE_REQUEST, SEND_REQUEST, STREAM_RESPONSE, each bracketed by its
+// StagePreFired/StagePostFired events). On success the assistant message has
+// been announced with MessageStart … MessageEnd, with repeated tool_use ids
+// made unique (dedupeToolUses; settled holds the results of the repeats,
+// which must not run); on failure no assistant message exists.
 func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *llm.Response, settled map[string]string, err error) {
-	a.compact(corr, id)
-	pc := a.context(a.cfg.Now())
-	hook := func(st Stage, ph Phase, p Payload) error {
-		p.Stage, p.Phase, p.CorrelationID, p.Turn = st, ph, corr, id
-		return a.runHooks(ctx, &p)
-	}
-	if err := hook(StageComposeRequest, PhasePre, Payload{Context: &pc}); err != nil {
-		return nil, nil, err
-	}
-	req, bd, err := a.cfg.Layout.Assemble(&pc)
+	st := a.stages(corr, id)
+	defer func() { st.leave(err) }()
+	st.enter(StageComposeRequest)
+	req, bd, err := a.composeRequest(ctx, corr, id)
 	if err != nil {
-		return nil, nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
-	}
-	a.cfg.Params.Apply(req)
-	if err := hook(StageComposeRequest, PhasePost, Payload{Request: req, Breakdown: bd}); err != nil {
 		return nil, nil, err
 	}
-	if err := hook(StageSendRequest, PhasePre, Payload{Request: req}); err != nil {
-		return nil, nil, err
-	}
-	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model})
-	started := false
-	var hookErr error
-	begin := func() {
-		if !started {
-			started = true
-			hookErr = hook(StageSendRequest, PhasePost, Payload{Request: req})
-			if hookErr == nil {
-				hookErr = hook(StageStreamResponse, PhasePre, Payload{Request: req})
-			}
-			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
-		}
-	}
-	resp, err = a.cfg.Provider.Stream(ctx, req, func(d llm.Delta) {
-		begin()
-		a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: &d})
-	})
+	st.leave(nil)
+	resp, err = a.sendAndStream(ctx, st, req, bd)
 	if err != nil {
-		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Err: err})
 		return nil, nil, err
-	}
-	begin()
-	if hookErr == nil {
-		hookErr = hook(StageStreamResponse, PhasePost, Payload{Request: req, Response: resp})
-	}
-	if hookErr != nil {
-		return nil, nil, hookErr
 	}
 	settled = dedupeToolUses(&resp.Message) // after the transforms: the message as it is kept
 	a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: id, Message: &resp.Message, StopReason: resp.StopReason})
 	a.emit(event.Event{Kind: event.ProviderResponse, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(),
 		Model: resp.Model, Usage: &resp.Usage, StopReason: resp.StopReason})
 	return resp, settled, nil
+}
+
+// composeRequest is the body of COMPOSE_REQUEST: compaction (Config.Compaction,
+// and when the request would not fit the model's context window), the
+// layout's assembly between the stage's pre and post hooks, and the request
+// knobs. It also returns the layout's Breakdown of the request.
+func (a *Agent) composeRequest(ctx context.Context, corr string, id *event.TurnID) (*llm.Request, *prompt.Breakdown, error) {
+	a.compact(ctx, corr, id)
+	pc := a.context(a.cfg.Now())
+	p := &Payload{Stage: StageComposeRequest, Phase: PhasePre, CorrelationID: corr, Turn: id, Context: &pc}
+	if err := a.runHooks(ctx, p); err != nil {
+		return nil, nil, err
+	}
+	req, bd, err := a.assembleWithinWindow(corr, id, &pc)
+	if err != nil {
+		return nil, nil, err
+	}
+	p = &Payload{Stage: StageComposeRequest, Phase: PhasePost, CorrelationID: corr, Turn: id, Request: req, Breakdown: bd}
+	if err := a.runHooks(ctx, p); err != nil {
+		return nil, nil, err
+	}
+	return req, bd, nil
+}
+
+// sendAndStream is the body of SEND_REQUEST and STREAM_RESPONSE: it hands req
+// (whose layout Breakdown is bd, carried by the ProviderRequest event) to
+// the provider and streams the answer, each delta through the
+// stream_response delta hooks before it is published. SEND_REQUEST ends, and
+// STREAM_RESPONSE starts, when the first delta arrives (or the stream ends
+// without one); st is left in the stage that failed, if any.
+func (a *Agent) sendAndStream(ctx context.Context, st *stageTracker, req *llm.Request, bd *prompt.Breakdown) (*llm.Response, error) {
+	corr, id := st.corr, st.id
+	hook := func(stage Stage, ph Phase, p Payload) error {
+		p.Stage, p.Phase, p.CorrelationID, p.Turn = stage, ph, corr, id
+		return a.runHooks(ctx, &p)
+	}
+	st.enter(StageSendRequest)
+	if err := hook(StageSendRequest, PhasePre, Payload{Request: req}); err != nil {
+		return nil, err
+	}
+	a.emit(event.Event{Kind: event.ProviderRequest, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Model: req.Model, Breakdown: bd})
+	started := false
+	var hookErr error
+	begin := func() {
+		if !started {
+			started = true
+			hookErr = hook(StageSendRequest, PhasePost, Payload{Request: req})
+			st.leave(hookErr)
+			if hookErr == nil {
+				st.enter(StageStreamResponse)
+				hookErr = hook(StageStreamResponse, PhasePre, Payload{Request: req})
+			}
+			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: llm.RoleAssistant}})
+		}
+	}
+	streamCtx, cut := context.WithCancel(ctx)
+	defer cut()
+	var cutErr error // a stream_response delta guard's deny: the response is cut off
+	resp, err := a.cfg.Provider.Stream(streamCtx, req, func(d llm.Delta) {
+		begin()
+		if cutErr != nil {
+			return
+		}
+		p := &Payload{Stage: StageStreamResponse, Phase: PhaseDelta, CorrelationID: corr, Turn: id, Delta: &d}
+		if err := a.runHooks(ctx, p); err != nil {
+			cutErr = err
+			cut()
+			return
+		}
+		if p.Delta != nil {
+			a.emit(event.Event{Kind: event.MessageUpdate, CorrelationID: corr, Turn: id, Delta: p.Delta})
+		}
+	})
+	if cutErr != nil {
+		return nil, cutErr
+	}
+	if err != nil {
+		a.emit(event.Event{Kind: event.ProviderError, CorrelationID: corr, Turn: id, Provider: a.cfg.Provider.Name(), Err: err})
+		return nil, err
+	}
+	begin()
+	if hookErr == nil {
+		hookErr = hook(StageStreamResponse, PhasePost, Payload{Request: req, Response: resp})
+	}
+	if hookErr != nil {
+		return nil, hookErr
+	}
+	return resp, nil
 }
 
 // toolSpecs are the registered tools the agent may use (authority step 1 also
@@ -213,6 +285,9 @@ func (a *Agent) runHooks(ctx context.Context, p *Payload) error {
 	for _, h := range a.cfg.Hooks {
 		if h.Stage != p.Stage || h.Phase != p.Phase {
 			continue
+		}
+		if p.Phase == PhaseDelta && p.Delta == nil {
+			return nil // a transform filtered the delta out
 		}
 		v, err := h.Func(ctx, p)
 		if h.Kind == HookGuard {

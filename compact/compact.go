@@ -11,6 +11,7 @@
 package compact
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -28,6 +29,11 @@ type Policy struct {
 	KeepMinMessages  int // DETACH_KEEP_MIN_MESSAGES: live messages left, at least
 	KeepMinTokens    int // DETACH_KEEP_MIN_TOKENS: live tokens left, at least
 	Counter          token.Counter
+	// Summarize, when set, writes the tl;dr of each text block of at
+	// least TLDRMinTokens tokens in a detached chunk, and the chunk shows
+	// the tl;dr instead of the full text (Context Pilot's summarized
+	// messages; docs/panels.md, "tl;dr"). nil keeps every text in full.
+	Summarize Summarizer
 }
 
 // Default is Context Pilot's policy: chunks of ≥ 25 messages and ≥ 5,000 tokens,
@@ -91,9 +97,23 @@ func (p Policy) Next(live []llm.Message, offset int) (c Chunk, ok bool) {
 	return Chunk{}, false
 }
 
+// NextContext is Next with Summarize applied: the chunk's text shows the
+// tl;dr of its long text blocks. err is the first tl;dr that failed (its
+// message keeps its full text); the chunk is usable either way.
+func (p Policy) NextContext(ctx context.Context, live []llm.Message, offset int) (c Chunk, ok bool, err error) {
+	c, ok = p.Next(live, offset)
+	if !ok || p.Summarize == nil {
+		return c, ok, nil
+	}
+	msgs, err := p.summarize(ctx, live[:c.Last-offset+1])
+	c.Text = Render(msgs, offset)
+	return c, true, err
+}
+
 // Render writes messages as the frozen text of a chunk: a header naming
 // the message range, then one entry per content block — "[user]",
-// "[assistant]", "[assistant thinking]", "[tool_use NAME id=ID] {input}",
+// "[assistant]" (or "[user, tl;dr]" / "[assistant, tl;dr]" for a text
+// NextContext summarized), "[assistant thinking]", "[tool_use NAME id=ID] {input}",
 // "[tool_result id=ID]" (or "[tool_result id=ID error]") with the result
 // text, "[image MEDIA-TYPE]".
 func Render(msgs []llm.Message, offset int) string {
@@ -104,6 +124,10 @@ func Render(msgs []llm.Message, offset int) string {
 			b.WriteString("\n\n")
 			switch blk.Type {
 			case llm.BlockText:
+				if blk.Signature == tldrMark {
+					fmt.Fprintf(&b, "[%s, tl;dr] %s", m.Role, blk.Text)
+					continue
+				}
 				fmt.Fprintf(&b, "[%s] %s", m.Role, blk.Text)
 			case llm.BlockThinking:
 				fmt.Fprintf(&b, "[%s thinking] %s", m.Role, blk.Text)

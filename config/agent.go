@@ -20,6 +20,8 @@ import (
 	"regexp"
 	"sort"
 	"strings"
+
+	"github.com/strata-agent/strata/internal/jsonpos"
 )
 
 // Agent is a kiro / Amazon Q agent file (agent-format.md, agent-v1.json, kiro
@@ -206,7 +208,7 @@ func LoadAgent(path string) (*Agent, error) {
 	}
 	var inst any
 	if err := json.Unmarshal(raw, &inst); err != nil {
-		return nil, fmt.Errorf("agent %s: not valid JSON: %w", abs, jsonSyntaxDetail(raw, err))
+		return nil, fmt.Errorf("agent %s: not valid JSON: %w", abs, jsonpos.Wrap(raw, err))
 	}
 	if err := validateAgentJSON(abs, inst); err != nil {
 		return nil, err
@@ -227,18 +229,6 @@ func LoadAgent(path string) (*Agent, error) {
 	a.checkHooks(home)
 	a.checkMCP(home)
 	return &a, nil
-}
-
-// jsonSyntaxDetail adds the line and column to a JSON syntax error.
-func jsonSyntaxDetail(raw []byte, err error) error {
-	var se *json.SyntaxError
-	if errors.As(err, &se) && se.Offset <= int64(len(raw)) {
-		before := raw[:se.Offset]
-		line := strings.Count(string(before), "\n") + 1
-		col := int(se.Offset) - strings.LastIndex(string(before), "\n")
-		return fmt.Errorf("line %d, column %d: %w", line, col, err)
-	}
-	return err
 }
 
 // projectRootOf returns the directory holding the .kiro/ or .amazonq/ folder

@@ -191,6 +191,39 @@ func (a *Agent) checkMCP(home string) {
 	}
 }
 
+// Check returns a Warning for every enabled server of the mcp.json file that
+// cannot start, as Agent's checks do for an agent's own mcpServers: a stdio
+// command that is missing (a path relative to root, "~" expanded with home,
+// or a program not on $PATH) or not executable, and an HTTP server without
+// a url. Each Warning names c.Path and the server's JSON pointer. Nothing
+// is started.
+func (c *MCPConfig) Check(root, home string) []Warning {
+	var out []Warning
+	for _, name := range c.Names() {
+		out = append(out, c.CheckServer(name, root, home)...)
+	}
+	return out
+}
+
+// CheckServer is Check for the one server name (none for a name the file
+// does not hold).
+func (c *MCPConfig) CheckServer(name, root, home string) []Warning {
+	s, ok := c.Servers[name]
+	field := "/mcpServers/" + escapePointer(name)
+	switch {
+	case !ok || s.Disabled:
+	case s.Transport() == "http":
+		if s.URL == "" {
+			return []Warning{{File: c.Path, Field: field + "/url", Message: "HTTP server without url; it cannot start"}}
+		}
+	default:
+		if m := missingProgram(s.Command, root, home); m != "" {
+			return []Warning{{File: c.Path, Field: field + "/command", Message: m + "; the server will fail to start"}}
+		}
+	}
+	return nil
+}
+
 // missingProgram returns why a server command cannot start, or "".
 func missingProgram(cmd, root, home string) string {
 	if strings.TrimSpace(cmd) == "" {
@@ -204,8 +237,14 @@ func missingProgram(cmd, root, home string) string {
 		if !filepath.IsAbs(p) {
 			p = filepath.Join(root, p)
 		}
-		if _, err := os.Stat(p); err != nil {
+		st, err := os.Stat(p)
+		switch {
+		case err != nil:
 			return fmt.Sprintf("command %s not found", p)
+		case st.IsDir():
+			return fmt.Sprintf("command %s is a directory", p)
+		case st.Mode().Perm()&0o111 == 0:
+			return fmt.Sprintf("command %s is not executable (chmod +x it)", p)
 		}
 		return ""
 	}

@@ -61,6 +61,10 @@ type Resolved struct {
 	ConditionalSteering []*Steering
 	// KnowledgeBases are the knowledge-base resource objects, unchanged.
 	KnowledgeBases []Resource
+	// Knowledge are the knowledgeBase resources read and resolved, in
+	// resource order (objects that are not valid knowledge bases are
+	// Warnings instead).
+	Knowledge []KnowledgeBase
 	// MCPServers are the agent's servers plus, when MCPIncluded, those of
 	// .kiro/settings/mcp.json, .amazonq/mcp.json, ~/.kiro/settings/mcp.json
 	// and ~/.aws/amazonq/mcp.json; the first definition of a name wins
@@ -117,7 +121,7 @@ func ResolveWith(agent *Agent, projectRoot string, opts ResolveOptions) (*Resolv
 	}
 	c := collector{root: root, home: home, agentFile: agent.Path, defaultSkills: !opts.NoDefaultSkills}
 	c.collect(agent, true)
-	r := &Resolved{Agent: agent, ProjectRoot: root, Files: c.files, Skills: c.skills, KnowledgeBases: c.kbs, Warnings: c.warnings}
+	r := &Resolved{Agent: agent, ProjectRoot: root, Files: c.files, Skills: c.skills, KnowledgeBases: c.kbs, Knowledge: c.knowledge, Warnings: c.warnings}
 	r.resolveSteering(home)
 	if err := r.resolveMCP(home); err != nil {
 		return nil, err
@@ -132,6 +136,7 @@ type collector struct {
 	files                 []ResourceFile
 	skills                []Skill
 	kbs                   []Resource
+	knowledge             []KnowledgeBase
 	warnings              []Warning
 	seenFile, seenSkill   map[string]bool
 }
@@ -158,6 +163,13 @@ func (c *collector) collect(a *Agent, read bool) {
 		default:
 			if r.Object != nil {
 				c.kbs = append(c.kbs, r)
+				if r.Scheme() != "knowledgeBase" {
+					c.warn(c.agentFile, field, "unsupported resource object of type %q (want \"knowledgeBase\"); ignored", r.Scheme())
+				} else if kb, err := c.knowledgeBase(r); err != nil {
+					c.warn(c.agentFile, field, "%v; ignored", err)
+				} else {
+					c.knowledge = append(c.knowledge, kb)
+				}
 				continue
 			}
 			c.warn(c.agentFile, field, "unsupported resource %q (want file:// or skill://); ignored", r.URI)
@@ -324,6 +336,7 @@ func (r *Resolved) resolveMCP(home string) error {
 			for _, name := range cfg.Names() {
 				if _, ok := byName[name]; !ok {
 					byName[name] = NamedMCPServer{Name: name, Server: cfg.Servers[name], Source: cfg.Path}
+					r.Warnings = append(r.Warnings, cfg.CheckServer(name, r.ProjectRoot, home)...)
 				}
 			}
 		}

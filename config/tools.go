@@ -105,12 +105,24 @@ func (a *Agent) CanonicalName(name string) string {
 // "@builtin" (every built-in), "@server" (every tool of that MCP server),
 // "@server/tool", or names the same built-in in either generation ("read" and
 // "fs_read" are one tool). Entries may use the "*" / "?" wildcards of
-// allowedTools. Names the agent aliased are mapped back first. An agent
-// without tools has none (agent-v1.json: tools default []).
+// allowedTools. Names the agent aliased are mapped back first.
+//
+// A tool an allowedTools entry matches (exactly, by pattern, "@server" or
+// "@builtin"; never the tools kiro trusts by default) is allowed too: the
+// kiro-cli turn anatomy's make_tool_spec filters the tool list "against the
+// agent's tools and allowedTools configuration", and allowedTools names
+// "tools that can be used without prompting" (agent-format.md), so a tool
+// listed there only is offered rather than dropped. An agent with neither
+// has none (agent-v1.json: tools default []).
 func (a *Agent) ToolAllowed(name string) bool {
 	n := a.CanonicalName(name)
 	for _, e := range a.Tools {
 		if matchToolEntry(e, n, true) {
+			return true
+		}
+	}
+	for _, e := range a.AllowedTools {
+		if matchToolEntry(e, n, false) {
 			return true
 		}
 	}

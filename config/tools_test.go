@@ -66,6 +66,25 @@ func TestToolAllowed(t *testing.T) {
 	}
 }
 
+// The kiro-cli turn anatomy's make_tool_spec filters "against the agent's
+// tools and allowedTools configuration": a tool allowedTools names is
+// offered even when tools does not list it; "*" in allowedTools (not
+// supported there) and the tools trusted by default add nothing.
+func TestToolAllowedByAllowedTools(t *testing.T) {
+	a := &Agent{Tools: []string{"read"}, AllowedTools: []string{"shell", "@git", "fs_w*"}}
+	for name, want := range map[string]bool{
+		"fs_read": true, "execute_bash": true, "@git/git_log": true, "fs_write": true,
+		"report_issue": false, "grep": false, "@fetch/x": false,
+	} {
+		if got := a.ToolAllowed(name); got != want {
+			t.Errorf("ToolAllowed(%q) = %v, want %v", name, got, want)
+		}
+	}
+	if (&Agent{AllowedTools: []string{"*"}}).ToolAllowed("fs_read") {
+		t.Error(`"*" in allowedTools must not offer every tool`)
+	}
+}
+
 // TestToolAutoApproved follows agent-format.md "AllowedTools Field".
 func TestToolAutoApproved(t *testing.T) {
 	cases := []struct {

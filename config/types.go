@@ -8,6 +8,8 @@ import (
 	"reflect"
 	"sort"
 	"time"
+
+	"github.com/strata-agent/strata/internal/jsonpos"
 )
 
 // Hook events, the keys of an agent's "hooks" object (hooks.md "Hook Types").
@@ -233,7 +235,7 @@ func LoadMCPConfig(path string) (*MCPConfig, error) {
 	}
 	var top map[string]json.RawMessage
 	if err := json.Unmarshal(raw, &top); err != nil {
-		return nil, fmt.Errorf("mcp config %s: %w", abs, jsonSyntaxDetail(raw, err))
+		return nil, fmt.Errorf("mcp config %s: %w", abs, jsonpos.Wrap(raw, err))
 	}
 	c := &MCPConfig{Path: abs, Servers: map[string]MCPServer{}}
 	for k, v := range top {

@@ -9,8 +9,12 @@
 //	MessageUpdate* → MessageEnd → (ToolExecutionStart → ToolExecutionUpdate* →
 //	ToolExecutionEnd)* → TurnEnd
 //
-// Provider*, ToolCallApproved/Denied and Progress events interleave at the
-// points where they happen; SessionTurnStart/End bracket one user turn.
+// Provider*, ToolInvocationProposed, ToolCallModeInvoked,
+// ToolCallApproved/Denied, Compaction and Progress events interleave at the
+// points where they happen, and so do the message loop's StagePreFired /
+// StagePostFired around each stage body (docs/loop.md, rule 12);
+// SessionTurnStart/End bracket one user turn. DesignName maps the kinds to
+// the message-loop design's event names.
 //
 // Delivery: a Bus gives every Subscribe observer (and every Events
 // iterator) its own bounded queue and a Policy for when it is full — Block
@@ -23,6 +27,7 @@ import (
 	"time"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
 )
 
 // Kind names an event type. The JSON Lines output of `strata run --format
@@ -47,8 +52,24 @@ const (
 	ProviderRequest     Kind = "provider_request"      // a request was sent to the provider
 	ProviderResponse    Kind = "provider_response"     // the provider's response completed
 	ProviderError       Kind = "provider_error"        // the provider call failed; Err is the provider's error
-	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text says which, Err is the sentinel (terminal)
-	Progress            Kind = "progress"              // a plain-text status line
+	AgentStopped        Kind = "agent_stopped"         // the loop stopped on a limit; Text (and Message, role system) is "[Agent stopped: …]", Err is the sentinel (terminal)
+	// StagePreFired: a stage of the message loop (Stage: receive_input,
+	// compose_request, send_request, stream_response, tool_call, render)
+	// is about to run its body, hooks included (docs/loop.md, rule 12).
+	StagePreFired Kind = "stage_pre_fired"
+	// StagePostFired: that stage's body completed; Outcome is ok, denied,
+	// cancelled or failed.
+	StagePostFired Kind = "stage_post_fired"
+	// ToolInvocationProposed: the model asked for a tool call (ToolCall),
+	// before the authority stack judges it; one per call, in call order.
+	ToolInvocationProposed Kind = "tool_invocation_proposed"
+	// ToolCallModeInvoked: the security-mode gate (step 2 of the authority
+	// stack) was consulted for ToolCall; Text is "<mode>: <its answer>"
+	// (approve, pre-approved, allowed always, ask the approver, no
+	// approver). Emitted before the approver is asked, beside the
+	// ToolCallApproved / ToolCallDenied decision that follows.
+	ToolCallModeInvoked Kind = "tool_call_mode_invoked"
+	Progress            Kind = "progress" // a plain-text status line
 	// Dropped is made by the bus, never emitted: a Subscribe observer with
 	// the Drop policy receives it before its next delivered event (or last,
 	// at Close) when events did not fit its queue. DroppedCount is how many
@@ -71,7 +92,12 @@ const (
 	TriggerUser         Trigger = "user"         // first turn after a user message
 	TriggerSubAgent     Trigger = "sub_agent"    // first turn of a loop started by a parent agent
 	TriggerContinuation Trigger = "continuation" // tool round-trip or steering message
-	TriggerBranch       Trigger = "branch"       // first turn of a branched loop
+	// TriggerFollowUp: the first turn after a queued follow-up message
+	// (agent.Agent.FollowUp) was taken, the loop having otherwise ended. The
+	// Rust agent-loop Turn counts this among its Continuation turns; strata
+	// gives it its own trigger so a record says why the loop went on.
+	TriggerFollowUp Trigger = "follow_up"
+	TriggerBranch   Trigger = "branch" // first turn of a branched loop
 )
 
 // Event is one observation. Which fields are set depends on Kind; unset fields
@@ -84,7 +110,7 @@ type Event struct {
 	Turn          *TurnID   `json:"turn,omitempty"`
 	Trigger       Trigger   `json:"trigger,omitempty"`
 
-	Message    *llm.Message   `json:"message,omitempty"`     // MessageStart (role only) / MessageEnd
+	Message    *llm.Message   `json:"message,omitempty"`     // MessageStart (role only) / MessageEnd; AgentStopped (role system)
 	Delta      *llm.Delta     `json:"delta,omitempty"`       // MessageUpdate
 	ToolCall   *llm.Block     `json:"tool_call,omitempty"`   // tool_use block: ToolExecution*, ToolCall*
 	ToolResult *llm.Block     `json:"tool_result,omitempty"` // ToolExecutionEnd
@@ -92,7 +118,11 @@ type Event struct {
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*
-	Text       string         `json:"text,omitempty"`        // Progress, ToolExecutionUpdate, ToolCallDenied, AgentStopped, Dropped
+	// Breakdown is, on ProviderRequest, the layout's explanation of the
+	// request sent: its spans with token counts and, where the layout
+	// tracks it, each span's cache hit and cost (prompt.SpanCache).
+	Breakdown *prompt.Breakdown `json:"breakdown,omitempty"`
+	Text      string            `json:"text,omitempty"` // Progress, ToolExecutionUpdate, ToolCallDenied, ToolCallModeInvoked, AgentStopped, Dropped
 	// Err is why a ProviderError, AgentStopped, TurnEnd or SessionTurnEnd
 	// failed, as the error value the loop returned, so in-process observers
 	// can use errors.Is (agent.ErrMaxTurns, llm.ErrStreamTruncated, ...) and
@@ -107,4 +137,23 @@ type Event struct {
 	DroppedCount int64 `json:"dropped_count,omitempty"`
 	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
 	ChildLoopID string `json:"child_loop_id,omitempty"`
+	// Stage names the message-loop stage of StagePreFired / StagePostFired.
+	Stage string `json:"stage,omitempty"`
+	// Outcome is how a stage ended (StagePostFired: ok, denied, cancelled,
+	// failed) or how a tool call ended (ToolExecutionEnd: see the
+	// ToolOutcome constants).
+	Outcome string `json:"outcome,omitempty"`
+	// ToolResults are, on TurnEnd, the turn's tool_result blocks in call
+	// order (empty when the model asked for no tool), as the Rust
+	// agent-loop Turn's TurnEnd.tool_results.
+	ToolResults []llm.Block `json:"tool_results,omitempty"`
 }
+
+// Outcomes of a tool call on its ToolExecutionEnd event (Event.Outcome).
+const (
+	ToolSucceeded = "succeeded" // the tool ran and its result is not an error
+	ToolFailed    = "failed"    // the tool ran and returned an is_error result
+	ToolCancelled = "cancelled" // the context was cancelled before or while it ran
+	ToolDenied    = "denied"    // the authority stack refused it; it did not run
+	ToolNotRun    = "not_run"   // not run for another reason (cut at max_tokens, a repeated id, interrupted by a crash)
+)

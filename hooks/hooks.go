@@ -6,7 +6,10 @@
 //   - agentSpawn: when the agent starts; stdout of a successful hook is
 //     added to the agent's context (kiro layout layer 4). Never cached.
 //   - userPromptSubmit: for each prompt ({"prompt": …} in the event); stdout
-//     of a successful hook is added to the context of that prompt's turns.
+//     of a successful hook goes with the user's prompt, as kiro puts it: one
+//     context entry (kiro.PromptHookEntry) before the prompt's text in the
+//     user message, so the context message (layer 4: agentSpawn output only)
+//     stays the same from prompt to prompt.
 //   - preToolUse: before a matching tool call; exit code 2 blocks the call
 //     and its stderr goes to the model; other non-zero codes warn and allow.
 //     A guard that does not answer blocks the call (fail closed, strata's
@@ -45,6 +48,7 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt/kiro"
 )
 
 // DefaultMaxOutput caps a hook's captured stdout/stderr when the config sets
@@ -68,7 +72,6 @@ type Runner struct {
 	o     Options
 	mu    sync.Mutex
 	cache map[string]cached
-	turn  map[string][]string // correlation id → userPromptSubmit outputs
 	now   func() time.Time
 }
 
@@ -82,7 +85,7 @@ func New(a *config.Agent, o Options) *Runner {
 	if o.ToolName == nil {
 		o.ToolName = func(s string) string { return s }
 	}
-	return &Runner{a: a, o: o, cache: map[string]cached{}, turn: map[string][]string{}, now: time.Now}
+	return &Runner{a: a, o: o, cache: map[string]cached{}, now: time.Now}
 }
 
 // killGroup sends SIGKILL to the process group led by p; a group that is
@@ -184,30 +187,22 @@ func (r *Runner) AgentSpawn(ctx context.Context) []string {
 	return r.outputs(ctx, "agentSpawn", func() map[string]any { return map[string]any{"hook_event_name": "agentSpawn"} }, false)
 }
 
-// Hooks returns the loop hooks for the agent's userPromptSubmit (run at
-// receive_input, their output added to the context of the prompt's turns at
-// compose_request), preToolUse (a guard at tool_call pre), postToolUse (an
+// Hooks returns the loop hooks for the agent's userPromptSubmit (a
+// transform at receive_input pre: their output is put before the prompt in
+// the user message), preToolUse (a guard at tool_call pre), postToolUse (an
 // observer at tool_call post) and stop (an observer at render post) hooks.
 func (r *Runner) Hooks() []agent.Hook {
 	var out []agent.Hook
 	if len(r.a.Hooks["userPromptSubmit"]) > 0 {
 		out = append(out,
-			agent.Hook{Name: "userPromptSubmit", Stage: agent.StageReceiveInput, Phase: agent.PhasePost, Kind: agent.HookObserver,
+			agent.Hook{Name: "userPromptSubmit", Stage: agent.StageReceiveInput, Phase: agent.PhasePre, Kind: agent.HookTransform,
 				Func: func(ctx context.Context, p *agent.Payload) (agent.Verdict, error) {
 					outs := r.outputs(ctx, "userPromptSubmit", func() map[string]any {
 						return map[string]any{"hook_event_name": "userPromptSubmit", "prompt": *p.Input}
 					}, true)
-					r.mu.Lock()
-					r.turn = map[string][]string{p.CorrelationID: outs} // only the current prompt's
-					r.mu.Unlock()
-					return agent.Verdict{}, nil
-				}},
-			agent.Hook{Name: "userPromptSubmit context", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
-				Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
-					r.mu.Lock()
-					outs := r.turn[p.CorrelationID]
-					r.mu.Unlock()
-					p.Context.HookOutputs = append(append([]string(nil), p.Context.HookOutputs...), outs...)
+					if entry := kiro.PromptHookEntry(outs); entry != "" {
+						*p.Input = entry + *p.Input
+					}
 					return agent.Verdict{}, nil
 				}})
 	}

@@ -95,7 +95,9 @@ func TestAgentSpawnAndWarnings(t *testing.T) {
 }
 
 // A replayed loop turn with every hook kind: userPromptSubmit output reaches
-// the request (kiro layer 4), preToolUse exit 2 blocks the matching call with
+// the request with the user's prompt, never the context message (the kiro-cli
+// turn anatomy's "Layer 4: Agent Spawn Hooks" is "Output from AgentSpawn
+// lifecycle hooks"), preToolUse exit 2 blocks the matching call with
 // its stderr, postToolUse sees the tool response, stop runs at the end, and a
 // cached hook runs once.
 func TestHooksInTheLoop(t *testing.T) {
@@ -122,6 +124,10 @@ func TestHooksInTheLoop(t *testing.T) {
 		t.Errorf("userPromptSubmit output not in the request:\n%.600s", first)
 	}
 	h := ag.History()
+	if u := h[0].Text(); !strings.HasPrefix(u, kiro.EntryBegin) || !strings.HasSuffix(u, kiro.EntryEnd+"read my notes") ||
+		!strings.Contains(u, "prompt was: read my notes") {
+		t.Errorf("user message should be the hook entry then the prompt, got %q", u)
+	}
 	results := h[len(h)-2].Content
 	if !results[0].IsError || !strings.Contains(results[0].Content[0].Text, "reading secrets is not allowed") {
 		t.Errorf("secret read not blocked: %+v", results[0])
@@ -150,7 +156,7 @@ func TestHooksInTheLoop(t *testing.T) {
 // A preToolUse guard that does not answer within its timeout blocks the
 // call (fail closed) with a reason naming the hook and the timeout, and the
 // background children it started are killed with it (its process group).
-func TestPreToolUseTimeoutBlocksAndKillsChildren(t *testing.T) {
+func TestAttackPreToolUseTimeoutBlocksAndKillsChildren(t *testing.T) {
 	a, dir := project(t, `{"preToolUse":[{"matcher":"execute_bash","command":"sleep 30 & echo $! > hook.pid; sleep 30 & wait; exit 2","timeout_ms":500}]}`)
 	run := json.RawMessage(`{"command":"touch ran.txt","summary":"test"}`)
 	ag, _ := hookedLoop(t, dir, New(a, Options{Cwd: dir}), nil, llm.ToolUseBlock("t1", "execute_bash", run))

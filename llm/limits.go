@@ -52,6 +52,13 @@ type Limits struct {
 	// long answer that keeps streaming is not a hang; StreamIdleTimeout
 	// catches the hangs).
 	RequestTimeout time.Duration
+	// MaxResponseBytes bounds the bytes of one answer's body the provider
+	// reads (the SSE or AWS event stream as sent, framing included, so
+	// memory stays proportional to it). Past it the provider stops reading
+	// and the call fails with a *LimitError wrapping ErrResponseTooLarge
+	// that names the limit: a cut answer is not returned, as a cut tool_use
+	// input could run a different call. 0 = DefaultMaxResponseBytes.
+	MaxResponseBytes int64
 }
 
 // Defaults of Limits.
@@ -66,6 +73,12 @@ const (
 	// Anthropic and OpenAI Python SDKs honour (_calculate_retry_timeout:
 	// 0 < retry_after ≤ 60).
 	DefaultMaxRetryDelay = 60 * time.Second
+	// DefaultMaxResponseBytes is 64 MiB of response body: the longest
+	// answers of today's models (128k output tokens plus as much reasoning,
+	// ≈ 1 MB of text) take 5–20 MB as SSE events, so the cap leaves room
+	// and still bounds what a hostile or broken server can make strata
+	// hold (a 50 MB answer used to take 620 MB of memory).
+	DefaultMaxResponseBytes = 64 << 20
 )
 
 // Errors a *LimitError wraps (test with errors.Is).
@@ -77,13 +90,17 @@ var (
 	ErrRetryDelayTooLong = errors.New("llm: retry delay longer than the maximum")
 	// ErrRequestTimeout: the call took longer than Limits.RequestTimeout.
 	ErrRequestTimeout = errors.New("llm: request timeout")
+	// ErrResponseTooLarge: the answer's body passed
+	// Limits.MaxResponseBytes; the provider stopped reading it.
+	ErrResponseTooLarge = errors.New("llm: response too large")
 )
 
 // LimitError reports a Stream call that one of its Limits ended. It is
 // returned as is (not wrapped) by every provider of this module.
 type LimitError struct {
 	Provider string // provider id, e.g. "anthropic"
-	// Kind is ErrStreamIdle, ErrRetryDelayTooLong or ErrRequestTimeout.
+	// Kind is ErrStreamIdle, ErrRetryDelayTooLong, ErrRequestTimeout or
+	// ErrResponseTooLarge.
 	Kind error
 	// Limit is the configured limit that was reached.
 	Limit time.Duration
@@ -94,6 +111,8 @@ type LimitError struct {
 	// Detail says where it happened, e.g. "while waiting for the response
 	// headers", "after 812 bytes of the response", "HTTP 429".
 	Detail string
+	// LimitBytes is the byte limit reached (ErrResponseTooLarge), else 0.
+	LimitBytes int64
 	// Err is the provider's error for the answer that was not retried
 	// (ErrRetryDelayTooLong; usually an *APIError), else nil.
 	Err error
@@ -118,6 +137,9 @@ func (e *LimitError) Error() string {
 	case ErrRequestTimeout:
 		return fmt.Sprintf("%s: request timeout: no complete answer within %s (--request-timeout, Limits.RequestTimeout)",
 			e.Provider, e.Limit)
+	case ErrResponseTooLarge:
+		return fmt.Sprintf("%s: response too large: the answer passed %d bytes and strata stopped reading it (max response size: Limits.MaxResponseBytes)",
+			e.Provider, e.LimitBytes)
 	}
 	return fmt.Sprintf("%s: %v %s", e.Provider, e.Kind, e.Detail)
 }

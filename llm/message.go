@@ -18,10 +18,14 @@ import (
 // Messages API shape; OpenAI's system/developer message is produced from it).
 type Role string
 
-// The two conversation roles.
+// The two conversation roles, and RoleSystem.
 const (
 	RoleUser      Role = "user"
 	RoleAssistant Role = "assistant"
+	// RoleSystem marks a loop notice for the user, such as the agent loop's
+	// "[Agent stopped: …]" message on an AgentStopped event. It never appears
+	// in a Request's Messages or an agent's history; providers reject it.
+	RoleSystem Role = "system"
 )
 
 // BlockType names the kind of a content block, with the names the Anthropic

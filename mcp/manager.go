@@ -90,6 +90,7 @@ type server struct {
 	cmd     *exec.Cmd
 	tools   []*sdk.Tool
 	info    *sdk.Implementation
+	stderr  *tailBuffer // a stdio server's last stderr bytes; nil for HTTP
 }
 
 // NewManager returns a Manager with no server launched.
@@ -170,7 +171,11 @@ func (m *Manager) connect(ctx context.Context, s *server) error {
 		for _, k := range keys {
 			cmd.Env = append(cmd.Env, k+"="+s.cfg.Env[k])
 		}
-		cmd.Stderr = prefixWriter(m.opts.Stderr, "[mcp "+s.name+"] ")
+		tail := &tailBuffer{max: StderrTailBytes}
+		m.mu.Lock()
+		s.stderr = tail // a relaunch starts a new tail
+		m.mu.Unlock()
+		cmd.Stderr = io.MultiWriter(prefixWriter(m.opts.Stderr, "[mcp "+s.name+"] "), tail)
 		t = &sdk.CommandTransport{Command: cmd, TerminateDuration: 2 * time.Second}
 	}
 	sess, err := m.client.Connect(ctx, t, nil)
@@ -239,6 +244,9 @@ type Status struct {
 	Tools   []string `json:"tools"`            // the server's own tool names
 	Error   string   `json:"error,omitempty"`
 	Command string   `json:"command,omitempty"` // command line or URL
+	// StderrTail is the end (at most StderrTailBytes) of a stdio server's
+	// stderr, for a server that failed or crashed: usually the reason.
+	StderrTail string `json:"stderr_tail,omitempty"`
 }
 
 // Statuses returns every server's status, sorted by name.
@@ -250,6 +258,9 @@ func (m *Manager) Statuses() []Status {
 		st := Status{Name: s.name, State: s.state, Tools: []string{}, Command: s.cfg.describe()}
 		if s.err != nil {
 			st.Error = s.err.Error()
+		}
+		if s.state == Failed || s.state == Crashed {
+			st.StderrTail = s.stderr.String()
 		}
 		if s.info != nil {
 			st.Server = s.info.Name + " " + s.info.Version

@@ -28,11 +28,17 @@ const MaxToolName = 64
 var illegal = regexp.MustCompile(`[^a-zA-Z0-9_-]`)
 
 // ToolName returns the model-facing name of server's tool: "server___tool"
-// with every character outside [a-zA-Z0-9_-] replaced by "_", cut to 64
-// characters with a hash of the full name when longer (so names stay
-// distinct).
+// with every character outside [a-zA-Z0-9_-] replaced by "_", prefixed with
+// "_" when it does not start with a letter or "_" (Gemini's function names
+// must), cut to 64 characters with a hash of the full name when longer (so
+// names stay distinct). The result is a name Anthropic, OpenAI, Bedrock and
+// Gemini all accept (the kiro-cli turn anatomy's make_tool_spec: "Sanitize
+// names and return").
 func ToolName(server, tool string) string {
 	n := illegal.ReplaceAllString(server+"___"+tool, "_")
+	if c := n[0]; !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z') {
+		n = "_" + n
+	}
 	if len(n) <= MaxToolName {
 		return n
 	}

@@ -69,6 +69,95 @@ type Context struct {
 	// token.Estimator; token.ForModel gives exact BPE counts). It never
 	// changes the request.
 	Counter token.Counter
+
+	// Panel sources: state the runtime and the loop gather for layouts that
+	// show Context Pilot's fixed panels (docs/panels.md, "fixed panels").
+	// Other layouts ignore them.
+
+	// Todos are the todo_list tool's lists as of this request (files under
+	// tool.TodoDir), sorted by ID (nil = none). The runtime reads them
+	// before every request.
+	Todos []Todo
+	// Agents are the agent files the workspace can run (the library panel),
+	// in FindAgents order (nil = none).
+	Agents []LibraryEntry
+	// Usage is what the loop's model calls used so far, summed over every
+	// call before this request (the statistics panel). The loop sets it.
+	Usage llm.Usage
+	// Logs are the loop's log entries so far, oldest first (nil = none).
+	Logs []LogEntry
+	// Detached are the conversation history chunks compaction cut from the
+	// live conversation, oldest first (nil = none). Their texts are also
+	// joined into Summary after the template summary (JoinSummary), so
+	// layouts without history panels still place them; layouts that show
+	// each chunk as its own panel use OwnSummary for the rest.
+	Detached []Detached
+}
+
+// Todo is one todo_list list: its id, description and tasks.
+type Todo struct {
+	ID          string
+	Description string
+	Tasks       []TodoTask
+	// Changed is when the list's file last changed (Unix ms; 0 = unknown).
+	Changed int64
+}
+
+// TodoTask is one task of a Todo.
+type TodoTask struct {
+	Task string
+	Done bool
+}
+
+// LibraryEntry is one item of the library panel: an agent (or command)
+// with its description and where it is defined.
+type LibraryEntry struct {
+	Name        string
+	Description string
+	Path        string // as shown to the model
+}
+
+// LogEntry is one timestamped line of the loop's log.
+type LogEntry struct {
+	At   int64 // Unix ms
+	Text string
+}
+
+// Detached is one conversation history chunk: the frozen text of the
+// messages First..Last (0-based indexes in the whole conversation) and
+// when it was detached (Unix ms; 0 = unknown).
+type Detached struct {
+	First, Last int
+	At          int64
+	Text        string
+}
+
+// JoinSummary returns the summary a context carries for layouts without
+// history panels: the template summary, then every detached chunk's text,
+// separated by blank lines.
+func JoinSummary(summary string, detached []Detached) string {
+	parts := make([]string, 0, len(detached)+1)
+	if summary != "" {
+		parts = append(parts, summary)
+	}
+	for _, d := range detached {
+		parts = append(parts, d.Text)
+	}
+	return strings.Join(parts, "\n\n")
+}
+
+// OwnSummary returns Summary without the detached chunks' texts that
+// JoinSummary appended: the summary that is not conversation history.
+func (c *Context) OwnSummary() string {
+	if len(c.Detached) == 0 {
+		return c.Summary
+	}
+	joined := JoinSummary("", c.Detached)
+	s, ok := strings.CutSuffix(c.Summary, joined)
+	if !ok {
+		return c.Summary
+	}
+	return strings.TrimSuffix(s, "\n\n")
 }
 
 func (c *Context) counter() token.Counter {
@@ -132,6 +221,25 @@ type Span struct {
 	Preview string `json:"preview"`        // the first characters of the span's text
 	Break   bool   `json:"breakpoint"`     // a cache breakpoint closes this span
 	Note    string `json:"note,omitempty"` // anything a reader should know (e.g. "empty, omitted")
+	// Cache is the layout's own per-span cache tracking (nil = the layout
+	// does not track; docs/panels.md, "cache cost tracking").
+	Cache *SpanCache `json:"cache,omitempty"`
+}
+
+// SpanCache is a layout's cache bookkeeping for one span: the span's
+// content hash, whether it matched the previous request at the same
+// position with every span before it matching too (a prefix hit), and its
+// cost at the model's prices.
+type SpanCache struct {
+	Hash string `json:"hash"` // hex SHA-256 of the span's content, first 16 digits
+	Hit  bool   `json:"hit"`
+	// Cost is this request's cost of the span in USD: Tokens at the
+	// model's cache-read price on a hit, at its input price on a miss (0
+	// when the model has no price).
+	Cost float64 `json:"cost_usd"`
+	// Total is Cost summed over every request of the loop in which the
+	// span (by its id) appeared, this one included.
+	Total float64 `json:"total_cost_usd"`
 }
 
 // Breakdown explains an assembled request.

@@ -28,7 +28,7 @@ func setClock(t *testing.T, s Store, now *time.Time) {
 // session and the holder until the holder releases or its lease expires;
 // the holder renews freely; other sessions are independent; an unknown
 // session is ErrNotFound and bad arguments are refused.
-func TestLeaseOneWriterPerSession(t *testing.T) { eachStore(t, testLeaseOneWriterPerSession) }
+func TestAttackLeaseOneWriterPerSession(t *testing.T) { eachStore(t, testLeaseOneWriterPerSession) }
 
 func testLeaseOneWriterPerSession(t *testing.T, im impl, s Store) {
 	ctx := t.Context()

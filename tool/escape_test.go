@@ -53,7 +53,7 @@ func (f escapeFixture) untouched(t *testing.T, before string, keep ...string) {
 // an id planted inside a list file (with fs_write, as a model can) never
 // names the file saved, and a symlinked .amazonq or list file pointing out
 // of the workspace is refused for reading and writing.
-func TestTodoListStaysInTheWorkspace(t *testing.T) {
+func TestAttackTodoListStaysInTheWorkspace(t *testing.T) {
 	list := func(id string) string {
 		return `{"id":"` + id + `","description":"planted","tasks":[{"task_description":"t","completed":false}]}`
 	}

@@ -48,8 +48,9 @@ type ExecuteBash struct {
 // description.
 func (*ExecuteBash) Spec() llm.ToolSpec { return cachedSpec("execute_bash", executeBashDescription) }
 
-// Run checks the command against Env.DeniedCommands and AllowedCommands
-// (see CommandAllowed), then runs it with `bash -c` in the workspace root,
+// Run refuses a command Env.DeniedCommands match (see CommandAllowed;
+// AllowedCommands only decide what runs without prompting, before Run),
+// then runs it with `bash -c` in the workspace root,
 // in a process group of its own, with standard input empty; a guard process
 // (groupGuard) kills that group if strata dies first. Each output line
 // goes to Env.Progress as it arrives. With Env.Terminal set, the command runs
@@ -312,23 +313,20 @@ func (c *capture) String() string {
 		strings.ToValidUTF8(string(tail), "\uFFFD")
 }
 
-// CommandAllowed applies env's execute_bash settings to command, with kiro's
+// CommandAllowed applies env's deniedCommands to command, with kiro's
 // toolsSettings semantics: patterns are RE2 regular expressions anchored at
-// both ends (\A(?:p)\z); deny rules are evaluated first and win.
+// both ends (\A(?:p)\z), matching across newlines ("." matches "\n", so
+// ".*" denies everything). A command is refused when a pattern matches the
+// whole command or one of its simple commands (the parts between ;, &, |,
+// &&, || and newlines, and the insides of substitutions and subshells,
+// split without regard to quoting, so a denial can be over-eager but not
+// dodged by chaining). An invalid pattern refuses the command (fail
+// closed). The error names the pattern that decided.
 //
-//   - A command is denied when a DeniedCommands pattern matches the whole
-//     command, or one of its simple commands (the parts between ;, &, |,
-//     &&, || and newlines, and the insides of substitutions and subshells,
-//     split without regard to quoting, so a denial can be over-eager but not
-//     dodged by chaining). Denied patterns match across
-//     newlines ("." matches "\n"), so ".*" denies everything.
-//   - When AllowedCommands is non-empty, the whole command must match one of
-//     them and, if it chains commands or uses substitutions or subshells,
-//     every simple command must match one too; so "git .*" allows
-//     "git status" but not "git status; rm -rf ~" or "git $(rm x)".
-//
-// An invalid pattern refuses the command (fail closed). The error names the
-// pattern that decided.
+// AllowedCommands do not refuse anything: in kiro they are the commands
+// that run without prompting (CommandPreApproved); the others go through
+// the approval step. Neither list is a sandbox: see the package doc,
+// "Command lists".
 func CommandAllowed(env *Env, command string) error {
 	if env == nil {
 		return nil
@@ -348,14 +346,26 @@ func CommandAllowed(env *Env, command string) error {
 			}
 		}
 	}
-	if len(env.AllowedCommands) == 0 {
-		return nil
+	return nil
+}
+
+// CommandPreApproved reports whether command runs without prompting under
+// env's allowedCommands (kiro built-in-tools.md: "allowedCommands: list of
+// specific commands that are allowed without prompting"): a pattern
+// (anchored, \A(?:p)\z) matches the whole command and, if it chains
+// commands or uses substitutions or subshells, every simple command too; so
+// "git .*" pre-approves "git status" but not "git status; rm -rf ~" or
+// "git $(rm x)". A denied command (CommandAllowed) or an invalid pattern is
+// never pre-approved. False for a nil env or no patterns.
+func CommandPreApproved(env *Env, command string) bool {
+	if env == nil || len(env.AllowedCommands) == 0 || CommandAllowed(env, command) != nil {
+		return false
 	}
 	allowed := make([]*regexp.Regexp, 0, len(env.AllowedCommands))
 	for _, p := range env.AllowedCommands {
 		re, err := regexp.Compile(`\A(?:` + p + `)\z`)
 		if err != nil {
-			return fmt.Errorf("execute_bash: command refused: allowedCommands pattern %q is invalid: %v", p, err)
+			return false
 		}
 		allowed = append(allowed, re)
 	}
@@ -368,16 +378,14 @@ func CommandAllowed(env *Env, command string) error {
 		return false
 	}
 	if !matchAny(command) {
-		return fmt.Errorf("execute_bash: command refused: it matches none of the allowedCommands patterns %q", env.AllowedCommands)
+		return false
 	}
-	if len(parts) != 1 || parts[0] != strings.TrimSpace(command) {
-		for _, part := range parts {
-			if !matchAny(part) {
-				return fmt.Errorf("execute_bash: command refused: the chained command %q matches none of the allowedCommands patterns %q", part, env.AllowedCommands)
-			}
+	for _, part := range splitCommand(command) {
+		if !matchAny(part) {
+			return false
 		}
 	}
-	return nil
+	return true
 }
 
 // substitutions turns the openings and closings of command and process

@@ -38,7 +38,7 @@ func waitPid(t *testing.T, path string) int {
 // any more), the command's whole process group dies too, grandchildren
 // included: a crashed strata leaves no tool running that a resume could
 // run a second time.
-func TestExecuteBashGroupDiesWithStrata(t *testing.T) {
+func TestAttackExecuteBashGroupDiesWithStrata(t *testing.T) {
 	if ws := os.Getenv("STRATA_TOOL_KILL_WS"); ws != "" { // the helper process: run, until killed
 		cmd := `bash -c 'sleep 30 & echo $! > grandchild.pid; wait' & wait`
 		NewRegistry(Builtins()...).Execute(context.Background(), &Env{Workdir: ws},
@@ -46,7 +46,7 @@ func TestExecuteBashGroupDiesWithStrata(t *testing.T) {
 		os.Exit(0)
 	}
 	ws := workspace(t, nil)
-	helper := exec.Command(os.Args[0], "-test.run=^TestExecuteBashGroupDiesWithStrata$")
+	helper := exec.Command(os.Args[0], "-test.run=^TestAttackExecuteBashGroupDiesWithStrata$")
 	helper.Env = append(os.Environ(), "STRATA_TOOL_KILL_WS="+ws)
 	if err := helper.Start(); err != nil {
 		t.Fatal(err)

@@ -138,7 +138,10 @@ func TestExecuteBashProgressLines(t *testing.T) {
 	}
 }
 
-func TestExecuteBashAllowedAndDeniedCommands(t *testing.T) {
+// deniedCommands refuse (deny wins over allowedCommands); allowedCommands
+// refuse nothing: in kiro they are the commands run without prompting, and
+// the approval step decides about the others (agent / runtime tests).
+func TestExecuteBashDeniedCommands(t *testing.T) {
 	ws := workspace(t, nil)
 	cases := []struct {
 		allowed, denied []string
@@ -152,17 +155,13 @@ func TestExecuteBashAllowedAndDeniedCommands(t *testing.T) {
 		{nil, []string{"rm .*"}, "echo rm", ""},
 		{nil, []string{"git push"}, "git push origin", ""}, // anchored: no partial match
 		{nil, []string{".*"}, "echo a\necho b", "deniedCommands"},
-		{[]string{"echo .*", "ls"}, nil, "echo ok", ""},
-		{[]string{"echo .*", "ls"}, nil, "ls", ""},
-		{[]string{"echo .*", "ls"}, nil, "ls -la", "none of the allowedCommands"},
-		{[]string{"echo .*"}, nil, "echo a; touch pwned", `"touch pwned" matches none`},
-		{[]string{"echo .*"}, nil, "echo $(touch pwned)", "matches none"},
-		{[]string{"echo .*"}, nil, "echo a | echo b", ""},
+		{[]string{"echo .*", "ls"}, nil, "ls -la", ""}, // not pre-approved, but not refused
+		{[]string{"echo .*"}, nil, "echo a; touch allowed-by-approval", ""},
 		{[]string{"echo .*"}, []string{"echo secret.*"}, "echo secret stuff", "deniedCommands"}, // deny wins
-		{[]string{"("}, nil, "echo hi", "invalid"},
+		{[]string{"("}, nil, "echo hi", ""},
 		{nil, []string{"("}, "echo hi", "invalid"},
 	}
-	for i, c := range cases {
+	for _, c := range cases {
 		env := &Env{Workdir: ws, AllowedCommands: c.allowed, DeniedCommands: c.denied}
 		b := call(t, env, "execute_bash", bash(c.cmd))
 		if c.refused == "" {
@@ -170,10 +169,70 @@ func TestExecuteBashAllowedAndDeniedCommands(t *testing.T) {
 			continue
 		}
 		failed(t, b, "command refused", c.refused)
-		_ = i
 	}
-	if _, err := os.Stat(filepath.Join(ws, "pwned")); err == nil {
-		t.Error("a refused command ran")
+}
+
+// allowedCommands pre-approve a command only when every simple command of
+// it matches; chaining, substitutions, denied commands and invalid patterns
+// are not pre-approved.
+func TestCommandPreApproved(t *testing.T) {
+	for _, c := range []struct {
+		allowed, denied []string
+		cmd             string
+		want            bool
+	}{
+		{nil, nil, "ls", false},
+		{[]string{"echo .*", "ls"}, nil, "echo ok", true},
+		{[]string{"echo .*", "ls"}, nil, "ls", true},
+		{[]string{"echo .*", "ls"}, nil, "ls -la", false},
+		{[]string{"echo .*"}, nil, "echo a; touch pwned", false},
+		{[]string{"echo .*"}, nil, "echo $(touch pwned)", false},
+		{[]string{"echo .*"}, nil, "echo a | echo b", true},
+		{[]string{"echo .*"}, []string{"echo secret.*"}, "echo secret stuff", false},
+		{[]string{"("}, nil, "echo hi", false},
+		{[]string{"git status"}, nil, "git status\nrm -rf ~", false},
+	} {
+		env := &Env{AllowedCommands: c.allowed, DeniedCommands: c.denied}
+		if got := CommandPreApproved(env, c.cmd); got != c.want {
+			t.Errorf("allowed %q denied %q: CommandPreApproved(%q) = %v, want %v", c.allowed, c.denied, c.cmd, got, c.want)
+		}
+	}
+	if CommandPreApproved(nil, "ls") {
+		t.Error("nil env pre-approved a command")
+	}
+}
+
+// The limits of a deny list, as kiro's regex semantics give them: each of
+// these gets past deniedCommands ["rm .*"] and deletes the file, while the
+// plain command is refused. The package doc ("Command lists") lists them;
+// the test keeps the list honest: when one starts being refused, update the
+// doc and the README.
+func TestLimitDenyListBypasses(t *testing.T) {
+	deny := []string{"rm .*"}
+	ws := workspace(t, nil)
+	env := &Env{Workdir: ws, DeniedCommands: deny}
+	victim := filepath.Join(ws, "victim")
+	write(t, victim, "x")
+	failed(t, call(t, env, "execute_bash", bash("rm -rf victim")), "deniedCommands")
+	if _, err := os.Stat(victim); err != nil {
+		t.Fatal("the plain rm ran")
+	}
+	for _, cmd := range []string{
+		"rm\t-rf victim",
+		"r''m -rf victim",
+		`"rm" -rf victim`,
+		"X=rm; $X -rf victim",
+		`eval "r""m -rf victim"`,
+		"find . -name victim -delete",
+		"/bin/rm -rf victim",
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			write(t, victim, "x")
+			ok(t, call(t, env, "execute_bash", bash(cmd)))
+			if _, err := os.Stat(victim); err == nil {
+				t.Errorf("%q no longer gets past deniedCommands %q: update the package doc and the README", cmd, deny)
+			}
+		})
 	}
 }
 

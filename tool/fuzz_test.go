@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -231,4 +232,61 @@ func existingPrefix(p string) string {
 		}
 		p = parent
 	}
+}
+
+// FuzzCommandLists checks the command lists on arbitrary commands and
+// patterns: splitCommand's parts are trimmed, non-empty and free of the
+// separators it splits at; a command CommandAllowed lets through a deny
+// pattern matches it neither whole nor in any part; a command
+// CommandPreApproved accepts matches the allow pattern whole and in every
+// part and is not denied; ".*" denies everything. Nothing panics.
+func FuzzCommandLists(f *testing.F) {
+	for _, s := range [][2]string{
+		{"git status", "git .*"}, {"git status; rm -rf ~", "git .*"}, {"echo $(rm x)", "rm .*"},
+		{"rm\t-rf x", "rm .*"}, {"r''m -rf x", "rm .*"}, {"X=rm; $X -rf x", "rm .*"}, {`eval "rm -rf x"`, "rm .*"},
+		{"find . -delete", "find .*"}, {"a && b || c | d & e\nf `g` <(h) >(i)", "[a-i]"}, {"(", "("}, {"", ""},
+	} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, command, pattern string) {
+		for _, p := range splitCommand(command) {
+			if p == "" || p != strings.TrimSpace(p) || strings.ContainsAny(p, ";&|\n\r`()") {
+				t.Fatalf("splitCommand(%q) part %q", command, p)
+			}
+		}
+		if CommandAllowed(&Env{DeniedCommands: []string{".*"}}, command) == nil {
+			t.Fatalf("deniedCommands [.*] let %q through", command)
+		}
+		deny, err := regexp.Compile(`(?s)\A(?:` + pattern + `)\z`)
+		if err != nil {
+			if CommandAllowed(&Env{DeniedCommands: []string{pattern}}, command) == nil {
+				t.Fatalf("invalid deny pattern %q did not refuse", pattern)
+			}
+			if CommandPreApproved(&Env{AllowedCommands: []string{pattern}}, command) {
+				t.Fatalf("invalid allow pattern %q pre-approved", pattern)
+			}
+			return
+		}
+		if CommandAllowed(&Env{DeniedCommands: []string{pattern}}, command) == nil {
+			if deny.MatchString(command) {
+				t.Fatalf("%q matches deny %q but was allowed", command, pattern)
+			}
+			for _, p := range splitCommand(command) {
+				if deny.MatchString(p) {
+					t.Fatalf("part %q of %q matches deny %q but was allowed", p, command, pattern)
+				}
+			}
+		}
+		allow := regexp.MustCompile(`\A(?:` + pattern + `)\z`)
+		if CommandPreApproved(&Env{AllowedCommands: []string{pattern}}, command) {
+			if !allow.MatchString(command) {
+				t.Fatalf("%q pre-approved by %q without matching it", command, pattern)
+			}
+			for _, p := range splitCommand(command) {
+				if !allow.MatchString(p) {
+					t.Fatalf("%q pre-approved by %q but its part %q does not match", command, pattern, p)
+				}
+			}
+		}
+	})
 }

@@ -13,7 +13,7 @@ import (
 // nothing: no tool reads it (fs_read Line/Search/Image, grep) or writes
 // through it (fs_write), since a file with more than one link may have its
 // other names outside the allowed roots. The listing tools still name it.
-func TestHardlinkedFilesAreRefused(t *testing.T) {
+func TestAttackHardlinkedFilesAreRefused(t *testing.T) {
 	f := newEscapeFixture(t, map[string]string{"plain.txt": "plain hunter2\n"})
 	write(t, f.victim, "outside hunter2 secret\n")
 	if err := os.Link(f.victim, filepath.Join(f.ws, "link.txt")); err != nil {

@@ -24,7 +24,8 @@ func TestKiroSchemasMatchToolIndex(t *testing.T) {
 	if err := json.Unmarshal(raw, &index); err != nil {
 		t.Fatal(err)
 	}
-	specs := map[string]Tool{"fs_read": &FSRead{}, "fs_write": &FSWrite{}, "execute_bash": &ExecuteBash{}, "todo_list": &TodoList{}}
+	specs := map[string]Tool{"fs_read": &FSRead{}, "fs_write": &FSWrite{}, "execute_bash": &ExecuteBash{}, "todo_list": &TodoList{},
+		"knowledge": &Knowledge{}, "thinking": Thinking{}, "introspect": &Introspect{}}
 	for name, tl := range specs {
 		kiro, ok := index[name]
 		if !ok {

@@ -8,7 +8,7 @@ import (
 // Every listing hides what deniedPaths covers, names and sizes included:
 // fs_read Directory (at any depth), glob and grep all skip .env, a denied
 // directory and *.pem, and still list the rest.
-func TestListingsHideDeniedEntries(t *testing.T) {
+func TestAttackListingsHideDeniedEntries(t *testing.T) {
 	ws := workspace(t, map[string]string{
 		".env":             "API_KEY=hunter2\n",
 		"secrets/db.txt":   "password hunter2\n",

@@ -12,7 +12,7 @@ import (
 // saves) with WritePaths plus ReadPaths' denied paths. A directory allowed
 // for reading is not writable, one allowed for writing is not readable, and
 // a write-denied path stays readable.
-func TestPathPoliciesPerAccess(t *testing.T) {
+func TestAttackPathPoliciesPerAccess(t *testing.T) {
 	readOnly := workspace(t, map[string]string{"doc.txt": "docs\n"})
 	writeOnly := workspace(t, map[string]string{"out.txt": "out\n"})
 	ws := workspace(t, map[string]string{"gen/a.txt": "generated\n", ".env": "KEY=1\n", "src/main.go": "package main\n"})

@@ -157,7 +157,9 @@ func (r *Registry) names() []string {
 //
 // A nil env is treated as &Env{} (the process's working directory). A
 // successful result with no content gets a "(no output)" text block, since
-// some providers reject empty tool results.
+// some providers reject empty tool results. Every result's text is capped
+// at env.MaxResultBytes (DefaultMaxResultBytes) with a note saying what
+// was cut: an MCP server's answer cannot flood the conversation.
 func (r *Registry) Execute(ctx context.Context, env *Env, call llm.Block) (result llm.Block) {
 	fail := func(format string, args ...any) llm.Block {
 		return llm.ToolResultBlock(call.ID, fmt.Sprintf(format, args...), true)
@@ -199,18 +201,22 @@ func (r *Registry) Execute(ctx context.Context, env *Env, call llm.Block) (resul
 		return fail("tool %s not run: %v", call.Name, err)
 	}
 	res, err := e.tool.Run(ctx, env, input)
+	limit := env.MaxResultBytes
+	if limit == 0 {
+		limit = DefaultMaxResultBytes
+	}
 	if err != nil {
 		msg := err.Error()
 		if errors.Is(err, context.DeadlineExceeded) && !strings.Contains(msg, "timed out") {
 			msg = "timed out: " + msg
 		}
 		text := []llm.Block{llm.TextBlock(msg)}
-		return llm.Block{Type: llm.BlockToolResult, ID: call.ID, Content: append(text, res.Content...), IsError: true}
+		return llm.Block{Type: llm.BlockToolResult, ID: call.ID, Content: capResult(append(text, res.Content...), limit), IsError: true}
 	}
 	if len(res.Content) == 0 {
 		res.Content = []llm.Block{llm.TextBlock("(no output)")}
 	}
-	return llm.Block{Type: llm.BlockToolResult, ID: call.ID, Content: res.Content, IsError: res.IsError}
+	return llm.Block{Type: llm.BlockToolResult, ID: call.ID, Content: capResult(res.Content, limit), IsError: res.IsError}
 }
 
 // schemaMessage shortens google/jsonschema-go's error chain: the leading

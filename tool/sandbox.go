@@ -120,6 +120,13 @@ func ResolvePath(env *Env, p string, access Access) (string, error) {
 	if pat != "" {
 		return "", refuse(fmt.Sprintf("(%s) is denied by the deniedPaths pattern %q of the %s policy (workspace root %s)", real, pat, from, realRoot))
 	}
+	if access == AccessWrite {
+		if gitDir := gitPath(abs, real); gitDir != "" && !gitWriteAllowed(env.WritePaths.AllowedPaths, root, real) {
+			return "", refuse(fmt.Sprintf("(%s) is inside the git directory %s: git runs the commands that .git/config and .git/hooks name "+
+				"(core.fsmonitor, core.hooksPath, hooks), so even an allow-listed `git status` would run what a write planted there; "+
+				"writes at or under a .git are refused unless an fs_write allowedPaths entry names a path inside .git", real, gitDir))
+		}
+	}
 	if fi, err := os.Lstat(real); err == nil && env.refusesLinks(fi) {
 		return "", refuse(fmt.Sprintf("(%s) is a file with %d hard links: its other names may lie outside the workspace, "+
 			"so tools refuse hard-linked files; replace it with a copy of its own (cp, then mv over it) to use it", real, linkCount(fi)))
@@ -375,4 +382,33 @@ func mustReal(p string) string {
 		return r
 	}
 	return p
+}
+
+// gitPath returns the part of abs or real (lexical and resolved forms of one
+// path) up to its first component named ".git" (compared case-insensitively,
+// as macOS and Windows file systems do), or "" when neither has one.
+func gitPath(abs, real string) string {
+	for _, p := range []string{abs, real} {
+		parts := splitPath(p)
+		for i, c := range parts {
+			if strings.EqualFold(c, ".git") {
+				return filepath.FromSlash(strings.Join(parts[:i+1], "/"))
+			}
+		}
+	}
+	return ""
+}
+
+// gitWriteAllowed reports whether an allowed entry that names a path inside
+// a .git (".git/hooks", "sub/.git/info/exclude") covers real: only such an
+// explicit entry opens .git to writes, not one that covers it by accident
+// ("~", "..", "/").
+func gitWriteAllowed(allowed []string, root, real string) bool {
+	var explicit []string
+	for _, e := range allowed {
+		if gitPath(filepath.ToSlash(e), "") != "" {
+			explicit = append(explicit, e)
+		}
+	}
+	return allowedBy(explicit, root, real)
 }

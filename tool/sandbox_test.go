@@ -140,7 +140,7 @@ func TestResolvePathEmptyWorkdirIsCwd(t *testing.T) {
 	}
 }
 
-func TestToolsRefuseEscapes(t *testing.T) {
+func TestAttackToolsRefuseEscapes(t *testing.T) {
 	outside := workspace(t, map[string]string{"secret.txt": "TOPSECRET\n"})
 	ws := workspace(t, map[string]string{"in.txt": "x\n"})
 	if err := os.Symlink(outside, filepath.Join(ws, "out")); err != nil {

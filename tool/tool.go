@@ -1,5 +1,8 @@
 // Package tool holds strata's tool registry and its built-in tools: fs_read,
-// fs_write, execute_bash, grep, glob and todo_list.
+// fs_write, execute_bash, grep, glob and todo_list (Builtins), and the kiro
+// built-ins an agent file can ask for by name: thinking, web_fetch,
+// introspect and knowledge (the runtime adds them when the agent's tools
+// allow them).
 //
 // Every tool declares an llm.ToolSpec whose InputSchema is a JSON Schema. The
 // Registry compiles each schema once (github.com/google/jsonschema-go) and
@@ -31,9 +34,10 @@
 // What the sandbox does not do:
 //
 //   - It does not confine execute_bash. A command runs with the user's rights
-//     anywhere on the file system; only Env.AllowedCommands/DeniedCommands
-//     (regular expressions, easy to get around) and the approval step stand
-//     before it. Nor does it confine MCP servers' tools.
+//     anywhere on the file system; only Env.DeniedCommands and the approval
+//     step (which Env.AllowedCommands skip) stand before it, and both lists
+//     are regular expressions over the command's text (see "Command lists").
+//     Nor does it confine MCP servers' tools.
 //   - It checks paths, then the tool opens the checked, symlink-free path. A
 //     process running at the same time (a command the model started with
 //     execute_bash, say) can swap a directory for a symlink between the check
@@ -58,6 +62,45 @@
 // snapshots, `git clone` of a local path inside .git/objects); set
 // AllowHardlinks where every link is known to stay inside the allowed roots.
 // Platforms whose os.FileInfo has no link count (Windows) do not apply it.
+//
+// # Command lists
+//
+// allowedCommands and deniedCommands (kiro's execute_bash settings) are
+// regular expressions over the text of a command, not a parse of what bash
+// will run. CommandAllowed splits a command at ;, &, |, newlines and
+// substitutions and checks every part against the deny list, and
+// CommandPreApproved wants every part to match the allow list. What still
+// gets through a deny list such as ["rm .*"], each kept as a test
+// (TestLimitDenyListBypasses): a tab for the space (`rm\t-rf x`); quotes
+// inside or around the name (`r""m -rf x`, two single quotes alike,
+// `"rm" -rf x`); a variable (`X=rm; $X -rf x`); eval (`eval "rm -rf x"`);
+// another program doing the same (`find . -delete`, `python3 -c ...`); a
+// path (`/bin/rm -rf x`). A deny list is a speed bump against a careless
+// model, not a boundary against a hostile one. An allow list is safer (a
+// command must match a pattern entirely, part by part) but only as narrow
+// as its patterns: "git .*" pre-approves `git -c core.fsmonitor=... status`.
+// Use the approval step (--approve ask or allowlist) and a sandboxed
+// machine for untrusted work.
+//
+// # Git
+//
+// git runs programs that its repository's files name: core.fsmonitor,
+// core.sshCommand, core.pager, diff and filter drivers in .git/config, the
+// scripts in .git/hooks (or core.hooksPath). A model that can write
+// .git/config can make the next `git status` — one an agent's
+// allowedCommands lets run without asking — execute anything. So
+// ResolvePath refuses writes at or under any path component named .git, at
+// any depth (a sub-directory's repository, a .git file pointing elsewhere,
+// .git/info/attributes and exclude, .git/modules and .git/worktrees
+// included), checked on the lexical and the resolved path so a symlink to
+// .git does not help. An fs_write allowedPaths entry naming a path inside
+// .git (".git/info/exclude") opens exactly what it covers. Reads are not
+// affected. Not covered: execute_bash (not sandboxed) can write .git
+// itself; a directory shaped like a bare repository (HEAD, objects/, refs/,
+// config) elsewhere in the workspace is a repository to git when a command
+// runs inside it (git's safe.bareRepository=explicit setting refuses
+// those); .gitattributes and .gitmodules in the work tree stay writable, as
+// the drivers they name must be defined in a git config file to run.
 package tool
 
 import (
@@ -102,8 +145,9 @@ func TextResult(s string) Result { return Result{Content: []llm.Block{llm.TextBl
 // given for reading never make a path writable (see ResolvePath).
 // AllowedCommands and DeniedCommands follow kiro's execute_bash settings:
 // RE2 regular expressions anchored at both ends (\A…\z); a command matching
-// a denied pattern is refused, and when AllowedCommands is non-empty a
-// command must match one of them (deny wins).
+// a denied pattern is refused, and one matching AllowedCommands runs
+// without prompting (CommandPreApproved), others go through the approval
+// step (deny wins).
 type Env struct {
 	// Workdir is the absolute workspace root; every path resolves inside it
 	// (or inside the access's allowed paths). Relative values are made
@@ -121,8 +165,14 @@ type Env struct {
 	// "Hard links"). Set it only where no link leads out of the allowed
 	// roots; the runtime never sets it.
 	AllowHardlinks bool
-	// AllowedCommands are execute_bash regex patterns; when non-empty a
-	// command must match one.
+	// MaxResultBytes caps the text of every tool_result Registry.Execute
+	// returns, error results included (bytes of all text blocks): the
+	// first MaxResultBytes are kept and a note says how much was cut. 0 =
+	// DefaultMaxResultBytes; negative = no cap.
+	MaxResultBytes int
+	// AllowedCommands are execute_bash regex patterns of commands that run
+	// without prompting (CommandPreApproved; the runtime's allowlist uses
+	// it). execute_bash itself does not refuse other commands.
 	AllowedCommands []string
 	// DeniedCommands are execute_bash regex patterns that refuse a command.
 	DeniedCommands []string

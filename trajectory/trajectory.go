@@ -48,6 +48,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/strata-agent/strata/internal/jsonpos"
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -173,8 +174,11 @@ type messageJSON struct {
 	} `json:"extra"`
 }
 
-// Load reads a mini-swe-agent .traj.json file. Errors name the file and the
-// JSON path, e.g. "x.traj.json: messages[4].extra.response.usage: missing".
+// Load reads a mini-swe-agent .traj.json file. Errors name the file, the
+// line and column, and the JSON path, e.g.
+// "x.traj.json:88:5: messages[4].extra.response.usage: missing"; a file
+// that was read but is not a valid trajectory gives a *MalformedError
+// (errors.Is ErrMalformed).
 // It checks the format tag, that messages[0] is the system prompt, that roles
 // are system/user/assistant, and that every assistant message carries its
 // response usage with cached ≤ prompt tokens.
@@ -188,12 +192,23 @@ func Load(path string) (*Trajectory, error) {
 
 // Parse is Load on bytes already read; name is used in errors and as Path.
 func Parse(name string, data []byte) (*Trajectory, error) {
+	var offsets []int // of messages[k], found only once an error needs them
 	fail := func(where, format string, a ...any) error {
-		return fmt.Errorf("trajectory: %s: %s: %s", name, where, fmt.Sprintf(format, a...))
+		e := &MalformedError{File: name, Where: where, Err: fmt.Errorf(format, a...)}
+		if k, ok := messageIndex(where); ok {
+			if offsets == nil {
+				offsets = messageOffsets(data)
+			}
+			if k < len(offsets) {
+				p := jsonpos.At(data, offsets[k])
+				e.Line, e.Column = p.Line, p.Column
+			}
+		}
+		return e
 	}
 	var f fileJSON
 	if err := json.Unmarshal(data, &f); err != nil {
-		return nil, fmt.Errorf("trajectory: %s: %w", name, err)
+		return nil, syntaxError(name, data, 0, data, err)
 	}
 	if f.TrajectoryFormat == nil {
 		return nil, fail("trajectory_format", "missing")
@@ -218,6 +233,14 @@ func Parse(name string, data []byte) (*Trajectory, error) {
 		var m messageJSON
 		dec := json.NewDecoder(bytes.NewReader(raw))
 		if err := dec.Decode(&m); err != nil {
+			if offsets == nil {
+				offsets = messageOffsets(data)
+			}
+			if k < len(offsets) {
+				e := syntaxError(name, data, offsets[k], raw, err)
+				e.Where = where
+				return nil, e
+			}
 			return nil, fail(where, "%v", err)
 		}
 		if m.Role == nil {

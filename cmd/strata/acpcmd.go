@@ -13,6 +13,7 @@ func init() { register(newACPCmd) }
 
 func newACPCmd() *cobra.Command {
 	var f runFlags
+	var kiro bool
 	cmd := &cobra.Command{
 		Use:   "acp",
 		Short: "Serve the agent over ACP (Agent Client Protocol) on stdin/stdout, for editors and ACP clients",
@@ -20,11 +21,16 @@ func newACPCmd() *cobra.Command {
 (a stored session replayed as updates), session/prompt, session/cancel and
 session/set_mode (ask, allowlist, all). Loop events stream as session/update; tool
 approvals go to the client as session/request_permission. Provider selection is as
-for 'strata run' (offline demo without an API key). Logs go to stderr.`,
+for 'strata run' (offline demo without an API key). Logs go to stderr.
+
+kiro's dialect (updates on _kiro.dev/session/update, tool output as
+tool_call_chunk) goes to clients that ask for it in their capabilities, or to
+every client with --kiro-dialect.`,
 		Args: cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error { return acpMain(cmd.Context(), f) },
+		RunE: func(cmd *cobra.Command, _ []string) error { return acpMain(cmd.Context(), f, kiro) },
 	}
 	addRunFlags(cmd, &f)
+	cmd.Flags().BoolVar(&kiro, "kiro-dialect", false, "send kiro's _kiro.dev/session/update and tool_call_chunk to every client")
 	// Output goes over ACP and sessions are chosen by session/new and
 	// session/load, so these run flags do not apply.
 	_ = cmd.Flags().MarkHidden("format")
@@ -32,7 +38,7 @@ for 'strata run' (offline demo without an API key). Logs go to stderr.`,
 	return cmd
 }
 
-func acpMain(ctx context.Context, f runFlags) error {
+func acpMain(ctx context.Context, f runFlags, kiro bool) error {
 	ws, err := openWorkspace(ctx, f, nil)
 	if err != nil {
 		return err
@@ -40,5 +46,5 @@ func acpMain(ctx context.Context, f runFlags) error {
 	defer ws.Close()
 	defer ws.Store().Close()
 	mode, _ := approvalMode(f.approve) // validated by openWorkspace
-	return acp.Serve(ctx, ws, mode, os.Stdin, os.Stdout)
+	return acp.ServeWith(ctx, ws, acp.ServeOptions{Mode: mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
 }

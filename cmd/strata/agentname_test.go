@@ -49,7 +49,7 @@ func TestAgentNamesResolveAsKiro(t *testing.T) {
 
 	// run and chat send the named agent's prompt; its agentSpawn hook runs.
 	u := llm.Usage{Input: 10, Output: 2}
-	for _, args := range [][]string{{"run", "--agent", "coder", "hi"}, {"chat", "--agent", "coder"}} {
+	for _, args := range [][]string{{"run", "--agent", "coder", "--trust", "hi"}, {"chat", "--agent", "coder", "--trust"}} {
 		os.Remove(filepath.Join(ws, "spawned.txt"))
 		reply, err := replay.AnthropicStream("m", u, llm.StopEndTurn, llm.TextBlock("done"))
 		if err != nil {
@@ -70,13 +70,13 @@ func TestAgentNamesResolveAsKiro(t *testing.T) {
 		}
 	}
 	os.Remove(filepath.Join(ws, "spawned.txt"))
-	if r := runCLI(t, ws, env, "acp", "--agent", "coder"); r.code != 0 {
+	if r := runCLI(t, ws, env, "acp", "--agent", "coder", "--trust"); r.code != 0 {
 		t.Errorf("acp --agent coder: exit %d: %s", r.code, r.stderr)
 	}
 	if b, _ := os.ReadFile(filepath.Join(ws, "spawned.txt")); string(b) != "spawned\n" {
 		t.Errorf("acp --agent coder did not load the agent (agentSpawn output %q)", b)
 	}
-	r := runCLI(t, ws, env, "mcp", "list", "--agent", "coder", "--format", "json")
+	r := runCLI(t, ws, env, "mcp", "list", "--agent", "coder", "--trust", "--format", "json")
 	var st []struct{ Name, State string }
 	if err := json.Unmarshal([]byte(r.stdout), &st); err != nil || len(st) != 1 || st[0].Name != "coder-srv" {
 		t.Errorf("mcp list --agent coder: %v %s %s", err, r.stdout, r.stderr)

@@ -91,9 +91,9 @@ func checkMultiAgentList(t *testing.T, infos []agentInfo) {
 		}
 		all := strings.Join(a.Warnings, "\n")
 		for _, w := range []string{
-			`/prompt prompt file not readable`, `write "file://` + a.Name + `.md"`,
-			"/hooks/agentSpawn/0/command hook script not found",
-			"/resources/1 SKILL.md has no YAML front matter",
+			`/prompt: prompt file not readable`, `write "file://` + a.Name + `.md"`,
+			"/hooks/agentSpawn/0/command: hook script not found",
+			"/resources/1: SKILL.md has no YAML front matter",
 		} {
 			if !strings.Contains(all, w) {
 				t.Errorf("%s: no warning %q among\n%s", a.Name, w, all)

@@ -27,7 +27,7 @@ type agentInfo struct {
 	Resources  int      `json:"resources"` // file:// files resolved
 	Skills     int      `json:"skills"`
 	Steering   int      `json:"steering"`
-	Warnings   []string `json:"warnings,omitempty"`
+	Warnings   []string `json:"warnings,omitempty"` // "FILE: FIELD: MESSAGE", FILE absolute (config.Warning.String)
 	Error      string   `json:"error,omitempty"`
 }
 
@@ -130,7 +130,7 @@ func inspectAgent(file, root, scope string) agentInfo {
 	a.Resources, a.Skills = len(l.Resolved.Files), len(l.Resolved.Skills)
 	a.Steering = len(l.Resolved.Steering) + len(l.Resolved.ConditionalSteering)
 	for _, wn := range l.Warnings {
-		a.Warnings = append(a.Warnings, strings.TrimSpace(wn.Field+" "+wn.Message))
+		a.Warnings = append(a.Warnings, wn.String()) // FILE: FIELD: MESSAGE
 	}
 	return a
 }
@@ -160,7 +160,7 @@ func printAgents(w io.Writer, infos []agentInfo, root string) {
 			fmt.Fprintf(w, "\n%s: invalid: %s\n", a.File, a.Error)
 		}
 		for _, wn := range a.Warnings {
-			fmt.Fprintf(w, "%s: warning: %s\n", a.Name, wn)
+			fmt.Fprintf(w, "%s: warning: %s\n", a.Name, strings.TrimPrefix(wn, root+string(filepath.Separator)))
 		}
 	}
 }

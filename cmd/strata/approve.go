@@ -54,6 +54,10 @@ func (t *termApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (ag
 type noTerminal struct{}
 
 func (noTerminal) Approve(_ context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
+	how := "allow it in the agent's allowedTools"
+	if r.Call.Name == "execute_bash" {
+		how = "allow the command in the agent's toolsSettings.execute_bash.allowedCommands"
+	}
 	return agent.RejectOnce, fmt.Errorf("tool %s needs approval but stdin is not a terminal to ask on: "+
-		"pass --approve all, or allow it in the agent's allowedTools", r.Call.Name)
+		"pass --approve all, or %s", r.Call.Name, how)
 }

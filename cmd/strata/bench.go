@@ -129,9 +129,12 @@ func checkBenchFlags(dir, format string) error {
 	return nil
 }
 
-// loadBenchSessions derives the sessions of dir in scenario sc.
+// loadBenchSessions derives the sessions of dir in scenario sc; a file that
+// is not a valid trajectory is skipped with a warning.
 func loadBenchSessions(dir string, sc benchcache.Scenario, d benchcache.Derivation) ([]*benchcache.Session, error) {
-	sessions, err := benchcache.LoadDirWith(dir, sc, d)
+	sessions, err := benchcache.LoadDirWith(dir, sc, d, func(err error) {
+		warn(fmt.Sprintf("%v; skipped", err))
+	})
 	if err != nil {
 		return nil, usageError{fmt.Errorf("--trajectories: %w", err)}
 	}

@@ -29,15 +29,20 @@ func newChatCmd() *cobra.Command {
 		Short: "Talk to the agent: a full-screen chat on a terminal, else one prompt per stdin line",
 		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
 and results), the status bar shows the session's tokens incl. cache read/write, tool
-approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt and
-Ctrl+C or /exit quits.
+approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt,
+/agent NAME swaps the agent, and Ctrl+C or /exit quits.
 
 Otherwise (or with --plain), read prompts from standard input, one per line (end a
-line with \ to continue it on the next), and run each as a user turn of the same loop
-and session, streaming the answers as 'strata run' does. Lines starting with / are
-commands:
+line with \ to continue it on the next), and run each as a user turn of the same
+session, streaming the answers as 'strata run' does. On a terminal, a line typed
+while a prompt runs (in the full-screen chat too) is a steering message: it reaches
+the model before the loop's next model call. Lines starting with / are commands:
 
   /mode ask|allowlist|all   change the approval mode for the next prompts
+  /agent NAME               swap to another agent of the workspace: its MCP servers
+                            replace every running one, the conversation goes on
+  /steer TEXT               queue TEXT as a steering message: it reaches the model
+                            before the next model call of the running prompt (or the next)
   /usage                    print the tokens used so far (incl. cache read/write)
   /exit                     end the chat (so does end of input)
 
@@ -67,39 +72,113 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		total := &agent.Result{}
+		return plainChat(ctx, s, in, msg, interactive)
+	})
+}
+
+// plainChat runs the prompts read from in one at a time. Lines are read
+// while a prompt runs: on a terminal (interactive) a line typed then is
+// queued as a steering message (strata.Session.Steer: it reaches the model
+// before the loop's next model call), and so is "/steer TEXT" anywhere;
+// other lines wait for the running prompt to end.
+func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool) (*agent.Result, error) {
+	total := &agent.Result{}
+	lines := make(chan string)
+	var readErr error
+	go func() {
+		defer close(lines)
 		sc := bufio.NewScanner(in)
 		sc.Buffer(nil, 1<<20)
 		for {
-			if interactive {
-				fmt.Fprint(msg, "› ")
-			}
 			text, ok := readPrompt(sc)
-			if !ok || text == "/exit" {
-				return total, sc.Err()
+			if !ok {
+				readErr = sc.Err()
+				return
 			}
-			if text == "" {
-				continue
+			select {
+			case lines <- text:
+			case <-ctx.Done():
+				return
 			}
-			if len(text) > 1 && text[0] == '/' {
-				cmd, arg, _ := strings.Cut(text[1:], " ")
-				chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
-				continue
-			}
-			res, err := s.Prompt(ctx, text)
-			if res != nil {
-				total.Turns += res.Turns
-				total.Usage = total.Usage.Add(res.Usage)
-			}
-			if ctx.Err() != nil {
-				return total, ctx.Err()
-			}
-			if err != nil {
-				fmt.Fprintf(msg, "\nstrata: %v\n", err)
-			}
-			fmt.Fprintln(os.Stdout)
 		}
-	})
+	}()
+	var queued []string
+	next := func() (string, bool) {
+		if len(queued) > 0 {
+			t := queued[0]
+			queued = queued[1:]
+			return t, true
+		}
+		if lines == nil { // end of input seen while a prompt ran
+			return "", false
+		}
+		t, ok := <-lines
+		return t, ok
+	}
+	steer := func(text string) {
+		s.Steer(text)
+		fmt.Fprintf(msg, "steering: queued for the next model call\n")
+	}
+	for {
+		if interactive {
+			fmt.Fprint(msg, "› ")
+		}
+		text, ok := next()
+		if !ok || text == "/exit" {
+			if !ok {
+				return total, readErr
+			}
+			return total, nil
+		}
+		if text == "" {
+			continue
+		}
+		if len(text) > 1 && text[0] == '/' {
+			cmd, arg, _ := strings.Cut(text[1:], " ")
+			if cmd == "steer" && strings.TrimSpace(arg) != "" {
+				steer(strings.TrimSpace(arg))
+				continue
+			}
+			if cmd == "agent" {
+				swapCommand(ctx, msg, s, strings.TrimSpace(arg))
+				continue
+			}
+			chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
+			continue
+		}
+		done := make(chan struct{})
+		var res *agent.Result
+		var err error
+		go func() { res, err = s.Prompt(ctx, text); close(done) }()
+		for running := true; running; {
+			select {
+			case <-done:
+				running = false
+			case l, ok := <-lines:
+				switch arg, isSteer := strings.CutPrefix(l, "/steer "); {
+				case !ok:
+					lines = nil // end of input: the running prompt still finishes
+				case isSteer && strings.TrimSpace(arg) != "":
+					steer(strings.TrimSpace(arg))
+				case interactive && l != "" && l[0] != '/':
+					steer(l)
+				default:
+					queued = append(queued, l)
+				}
+			}
+		}
+		if res != nil {
+			total.Turns += res.Turns
+			total.Usage = total.Usage.Add(res.Usage)
+		}
+		if ctx.Err() != nil {
+			return total, ctx.Err()
+		}
+		if err != nil {
+			fmt.Fprintf(msg, "\nstrata: %v\n", err)
+		}
+		fmt.Fprintln(os.Stdout)
+	}
 }
 
 // chatScreen runs the full-screen chat (internal/tui) on the loop.
@@ -110,8 +189,10 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		header := fmt.Sprintf("strata · layout %s · session %.8s", f.layout, s.ID())
-		m := tui.New(func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }, header)
+		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
+		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
+		m := tui.New(withAgentCommand(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
+		m.SetSteer(s.Steer)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
 		_, err := p.Run()
@@ -186,7 +267,7 @@ func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg s
 		fmt.Fprintf(w, "%d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d\n",
 			total.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
 	default:
-		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /usage, /exit)\n", cmd)
+		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /steer TEXT, /agent NAME, /usage, /exit)\n", cmd)
 	}
 }
 

@@ -61,3 +61,48 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 		t.Error("read past /exit")
 	}
 }
+
+// Steering from `strata chat`: "/steer TEXT" typed while a prompt runs is
+// queued (Session.Steer) and reaches the model as a user message before
+// the loop's next model call (the Rust agent-loop Turn: input messages
+// include "pending steering messages"); a plain line read while a prompt
+// runs from a pipe waits for it to end (on a terminal it would steer).
+func TestChatSteersTheRunningPrompt(t *testing.T) {
+	streams, ws := t.TempDir(), t.TempDir()
+	u := llm.Usage{Input: 12, Output: 3}
+	call := writeStream(t, streams, "a.sse", u, llm.StopToolUse, llm.ToolUseBlock("toolu_1", "glob", json.RawMessage(`{"pattern":"*"}`)))
+	final := writeStream(t, streams, "b.sse", u, llm.StopEndTurn, llm.TextBlock("done"))
+	second := writeStream(t, streams, "c.sse", u, llm.StopEndTurn, llm.TextBlock("second done"))
+	// The replay delay keeps the first prompt running while the next lines
+	// are read; the assertions hold whichever model call the steering
+	// message reaches.
+	cmd := exec.Command(binary, "chat", "--replay", call+","+final+","+second, "--replay-delay", "300ms", "--format", "json", "--approve", "all")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "STRATA_DATA_DIR="+filepath.Join(ws, ".data"), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=")
+	cmd.Stdin = strings.NewReader("list the files\n/steer only Go files\nnext prompt\n/exit\n")
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v\n%s", err, errb.String())
+	}
+	var inputs []string
+	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+		var ev struct {
+			Kind    string
+			Message *llm.Message
+		}
+		if json.Unmarshal([]byte(line), &ev) == nil && ev.Kind == "message_end" && ev.Message != nil && ev.Message.Role == llm.RoleUser {
+			for _, b := range ev.Message.Content {
+				if b.Type == llm.BlockText {
+					inputs = append(inputs, b.Text)
+				}
+			}
+		}
+	}
+	if got := strings.Join(inputs, "|"); got != "list the files|only Go files|next prompt" {
+		t.Errorf("user inputs %q; want the prompt, the steering message, then the next prompt", got)
+	}
+	if !strings.Contains(errb.String(), "steering: queued for the next model call") {
+		t.Errorf("stderr lacks the steering notice:\n%s", errb.String())
+	}
+}

@@ -34,7 +34,7 @@ func storedSession(t *testing.T) (streams, ws, data, answer, id string) {
 // the prompt; the other exits 1 before any model call with a message naming
 // the session and saying another writer holds it. The stored history is the
 // first run's plus the winner's, in order: no splice.
-func TestTwoProcessesOnOneSession(t *testing.T) {
+func TestAttackTwoProcessesOnOneSession(t *testing.T) {
 	_, ws, data, answer, id := storedSession(t)
 	env := []string{"STRATA_DATA_DIR=" + data}
 
@@ -100,7 +100,7 @@ func TestTwoProcessesOnOneSession(t *testing.T) {
 // message after the first run's) fails `run --session` with exit 1 and a
 // message naming the session, instead of a warning after a successful run;
 // the tool the unrecorded model call asked for does not run.
-func TestRunFailsWhenAStepIsNotStored(t *testing.T) {
+func TestAttackRunFailsWhenAStepIsNotStored(t *testing.T) {
 	streams, ws, data, answer, id := storedSession(t)
 	env := []string{"STRATA_DATA_DIR=" + data}
 	db, err := sql.Open("sqlite", filepath.Join(data, "strata.db"))

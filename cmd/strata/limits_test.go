@@ -72,3 +72,49 @@ func TestRunLimitFlags(t *testing.T) {
 		}
 	}
 }
+
+// The message-loop design: "The counted unit is a continuation round
+// (TOOL_CALL -> COMPOSE_REQUEST), not a tool count." `--max-turns 1` allows
+// one tool round-trip: the model's first tool call runs and its result goes
+// back; a second tool call runs, but its result is not sent, and the run
+// ends with the [Agent stopped: …] message and exit 1.
+func TestMaxTurnsCountsToolRounds(t *testing.T) {
+	dir := t.TempDir()
+	call := func(id string) replay.Response {
+		r, err := replay.ToolCall(llm.APIAnthropic, id, "glob", []byte(`{"pattern":"*"}`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return r
+	}
+	answer, err := replay.Text(llm.APIAnthropic, "one round was enough")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		name     string
+		script   []replay.Response
+		code     int
+		requests int
+		want     string
+	}{
+		{"one round fits", []replay.Response{call("toolu_1"), answer}, 0, 2, "one round was enough"},
+		{"a second round stops", []replay.Response{call("toolu_1"), call("toolu_2"), answer}, 1, 2, "[Agent stopped: max turns 1 reached"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			srv, err := replay.NewServer(c.script...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer srv.Close()
+			r := runCLI(t, dir, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
+				"run", "--provider", "anthropic", "--approve", "all", "--max-turns", "1", "list the files")
+			if r.code != c.code || !strings.Contains(r.stdout+r.stderr, c.want) {
+				t.Errorf("exit %d (want %d), output lacks %q:\n%s\n%s", r.code, c.code, c.want, r.stdout, r.stderr)
+			}
+			if n := len(srv.Received()); n != c.requests {
+				t.Errorf("%d model calls, want %d", n, c.requests)
+			}
+		})
+	}
+}

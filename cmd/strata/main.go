@@ -43,6 +43,14 @@ func execute(args []string) int {
 	c, _, _ := root.Find(args)
 	watch := watchInterrupt(c)
 	err := root.Execute()
+	code := exitCode(err, watch)
+	logs.endLog(code, err)
+	return code
+}
+
+// exitCode prints err (when not an interrupt, which watch reports) and
+// returns the exit status: 0, 1, 2 for a usage error, 130 for Ctrl-C.
+func exitCode(err error, watch *interruptWatch) int {
 	if watch.interrupted(err, os.Stderr) {
 		return exitInterrupted
 	}
@@ -64,7 +72,13 @@ func newRoot() *cobra.Command {
 		Long: `strata assembles every model request from explicit layers (system text, tools,
 context, history), runs the agent loop around it, and shows exactly what it sends.
 
-Without an API key, 'strata run' plays a recorded demo session offline.`,
+Without an API key, 'strata run' plays a recorded demo session offline.
+
+Settings come from flags, then STRATA_* variables, then the config file
+($STRATA_CONFIG, else ~/.config/strata/config.yaml on Linux): 'strata config'
+shows which apply and where each came from. Every command logs to a file
+($STRATA_LOG_FILE, else $XDG_STATE_HOME/strata/strata.log or
+~/.cache/strata/strata.log); --verbose adds debug detail there and on stderr.`,
 		Version:       versionLine(),
 		SilenceUsage:  true,
 		SilenceErrors: true,
@@ -73,6 +87,8 @@ Without an API key, 'strata run' plays a recorded demo session offline.`,
 	root.SetFlagErrorFunc(func(c *cobra.Command, err error) error {
 		return usageError{fmt.Errorf("%w (see '%s --help')", err, c.CommandPath())}
 	})
+	addLogFlags(root)
+	root.PersistentPreRunE = preRun
 	for _, c := range commands {
 		root.AddCommand(c())
 	}

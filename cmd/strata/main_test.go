@@ -14,7 +14,7 @@ import (
 	"github.com/strata-agent/strata/llm/replay"
 )
 
-var binary, dataDir string
+var binary, dataDir, configDir string
 
 // TestMain builds the strata binary once; the tests run it as a user would.
 func TestMain(m *testing.M) {
@@ -23,7 +23,15 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	binary = filepath.Join(dir, "strata")
-	dataDir = filepath.Join(dir, "data") // session database of every run, unless a test sets STRATA_DATA_DIR
+	dataDir = filepath.Join(dir, "data")     // session database of every run, unless a test sets STRATA_DATA_DIR
+	configDir = filepath.Join(dir, "config") // XDG_CONFIG_HOME (trust decisions) of every run, unless a test sets it
+	// Every strata the tests start inherits these: never the user's own
+	// log file or config file.
+	os.Setenv("STRATA_LOG_FILE", filepath.Join(dir, "strata.log"))
+	os.Setenv("STRATA_CONFIG", filepath.Join(dir, "no-config.yaml"))
+	for _, k := range []string{"STRATA_PROVIDER", "STRATA_MODEL", "STRATA_LAYOUT", "STRATA_APPROVE"} {
+		os.Unsetenv(k)
+	}
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {
 		os.Stderr.Write(out)
 		os.Exit(1)
@@ -57,7 +65,7 @@ func runCLIInput(t *testing.T, dir string, env []string, stdin io.Reader, args .
 		}
 		cmd.Env = append(cmd.Env, kv)
 	}
-	cmd.Env = append(cmd.Env, "STRATA_DATA_DIR="+dataDir)
+	cmd.Env = append(cmd.Env, "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+configDir)
 	cmd.Env = append(cmd.Env, env...)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se

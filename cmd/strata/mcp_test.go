@@ -51,7 +51,7 @@ func TestRealAgentWithMCPAndHooks(t *testing.T) {
 	}
 	defer srv.Close()
 	r := runCLI(t, proj, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
-		"run", "--agent", agentFile, "--layout", "kiro", "--model", "claude-sonnet-4-5", "echo something")
+		"run", "--agent", agentFile, "--trust", "--layout", "kiro", "--model", "claude-sonnet-4-5", "echo something")
 	if r.code != 0 || !strings.Contains(r.stdout, "The server echoed it.") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
@@ -67,7 +67,7 @@ func TestRealAgentWithMCPAndHooks(t *testing.T) {
 	if !strings.Contains(second, "Echo: from the loop") {
 		t.Error("MCP tool result not sent back")
 	}
-	r = runCLI(t, proj, nil, "mcp", "list", "--agent", agentFile, "--format", "json")
+	r = runCLI(t, proj, nil, "mcp", "list", "--agent", agentFile, "--trust", "--format", "json")
 	var st []struct {
 		Name, State string
 		Tools       []string

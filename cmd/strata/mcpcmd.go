@@ -23,26 +23,29 @@ func init() { register(newMCPCmd) }
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "Inspect MCP servers"}
 	var agentFile, mcpFile, format string
+	var trust bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Launch the MCP servers of an agent (or an mcp.json) and show their state and tools",
 		Long: `Launch the MCP servers an agent config names (--agent NAME or FILE: its mcpServers plus,
 when it includes them, the workspace's .kiro/settings/mcp.json), or those of --mcp-config
 FILE (default: ./.kiro/settings/mcp.json), list each server's state and tools with the
-names the model sees, then stop them.`,
+names the model sees, then stop them. Servers whose commands were never trusted in this
+workspace are shown and asked about on a terminal, else need --trust.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format)
+			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, trust)
 		},
 	}
 	list.Flags().StringVar(&agentFile, "agent", "", agentHelp)
 	list.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
 	list.Flags().StringVar(&format, "format", "table", "table or json")
+	list.Flags().BoolVar(&trust, "trust", false, trustHelp)
 	cmd.AddCommand(list)
 	return cmd
 }
 
-func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string) error {
+func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string, trust bool) error {
 	if format != "table" && format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
@@ -51,12 +54,12 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		return err
 	}
 	var servers []config.NamedMCPServer
+	agentPath := ""
 	if agentFile != "" {
-		path, err := strata.ResolveAgent(wd, agentFile)
-		if err != nil {
+		if agentPath, err = strata.ResolveAgent(wd, agentFile); err != nil {
 			return cliError(err)
 		}
-		a, err := strata.LoadAgent(path, wd)
+		a, err := strata.LoadAgent(agentPath, wd)
 		if err != nil {
 			return cliError(err)
 		}
@@ -72,12 +75,19 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		if err != nil {
 			return usageError{fmt.Errorf("%w (pass --agent FILE or --mcp-config FILE)", err)}
 		}
+		home, _ := os.UserHomeDir()
+		for _, w := range c.Check(wd, home) {
+			warn(w.String())
+		}
 		for name, s := range c.Servers {
 			servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
 		}
 		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
 	}
-	m := mcp.NewManager(mcp.Options{Roots: []string{wd}})
+	if err := strata.CheckTrust(ctx, cliTrust(trust), strata.NewTrustRequest(wd, agentPath, nil, servers)); err != nil {
+		return cliError(err)
+	}
+	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter()}) // stderr tails are shown below
 	defer m.Terminate()
 	for _, s := range servers {
 		_ = m.LaunchServer(ctx, s.Name, strata.MCPServerConfig(s.Server)) // the failure is in the status
@@ -87,7 +97,10 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
-		return enc.Encode(st)
+		if err := enc.Encode(st); err != nil {
+			return err
+		}
+		return allFailed(st)
 	}
 	if len(st) == 0 {
 		_, err := fmt.Fprintln(w, "no MCP servers configured")
@@ -112,6 +125,30 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 			names[i] = mcp.ToolName(s.Name, t)
 		}
 		fmt.Fprintf(w, "\n@%s tools (as the model sees them):\n  %s\n", s.Name, strings.Join(names, "\n  "))
+	}
+	for _, s := range st {
+		if s.StderrTail != "" {
+			fmt.Fprintf(w, "\n@%s stderr (last lines):\n  %s\n", s.Name, strings.ReplaceAll(s.StderrTail, "\n", "\n  "))
+		}
+	}
+	return allFailed(st)
+}
+
+// allFailed is an error when at least one server was started and none is
+// running, so that scripts see the failure in the exit status (1).
+func allFailed(st []mcp.Status) error {
+	started, failed := 0, 0
+	for _, s := range st {
+		if s.State == mcp.Disabled {
+			continue
+		}
+		started++
+		if s.State != mcp.Running {
+			failed++
+		}
+	}
+	if started > 0 && failed == started {
+		return fmt.Errorf("all %d MCP server(s) failed to start (see DETAIL and stderr above; --verbose logs more)", started)
 	}
 	return nil
 }

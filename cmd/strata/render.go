@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/url"
 	"os"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -21,7 +22,7 @@ import (
 type renderFlags struct {
 	provider, model, layout, format, agentFile string
 	session, db, now, tokens                   string
-	explain, live                              bool
+	explain, live, trust                       bool
 	knobs                                      knobFlags
 	maxTokens                                  int64
 	dir                                        string // project root ("" = working directory); set by tests
@@ -62,9 +63,11 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, $XDG_DATA_HOME/strata/strata.db)")
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
+	fl.BoolVar(&f.trust, "trust", false, "with --live: "+trustHelp)
 	f.knobs.add(fl)
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k_base for OpenAI models; cl100k_base, an approximation, for Claude; "+
-		"o200k_base as an estimate for other models, whose tokenizers are not bundled) or estimate (≈4 bytes/token)")
+		"o200k_base as an estimate for other models, whose tokenizers are not bundled), estimate (≈4 bytes/token), "+
+		"or api (exact layers as above, and the total from the provider's count-tokens endpoint: Anthropic, Gemini; needs the API key; one request, no message sent)")
 	return cmd
 }
 
@@ -72,8 +75,8 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	if f.format != "table" && f.format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", f.format)
 	}
-	if f.tokens != "exact" && f.tokens != "estimate" {
-		return usagef("unknown --tokens %q (valid: exact, estimate)", f.tokens)
+	if f.tokens != "exact" && f.tokens != "estimate" && f.tokens != "api" {
+		return usagef("unknown --tokens %q (valid: exact, estimate, api)", f.tokens)
 	}
 	var now time.Time
 	if f.now != "" {
@@ -87,7 +90,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 		return err
 	}
 	o := strata.Options{Dir: f.dir, Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Params: params,
-		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: os.Stderr}
+		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: logs.mcpStderr(), Trust: cliTrust(f.trust)}
 	if f.session != "" {
 		st, err := openStore(f.db)
 		if err != nil {
@@ -101,16 +104,34 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 		return cliError(err)
 	}
 	defer ws.Close()
+	var api apiCounter
+	if f.explain && f.tokens == "api" {
+		if api, err = newAPICounter(ws.ProviderName()); err != nil {
+			return err
+		}
+	}
 	ro := strata.RenderOptions{Session: f.session, Prompt: text, Now: now}
-	if f.explain && f.tokens == "exact" {
-		ro.Counter = token.ForModel(ws.Model())
+	if f.explain && f.tokens != "estimate" {
+		ro.Counter = token.ForModel(ws.Model()) // the layers; --tokens api adds the provider's total
 	}
 	r, err := ws.Render(ctx, ro)
 	if err != nil {
 		return cliError(err)
 	}
 	if f.explain {
-		return printBreakdown(w, r.Breakdown, f.format)
+		var pc *providerCount
+		if api.endpoint != "" {
+			if pc, err = api.count(ctx, ws.ProviderName(), ws.Model(), r.Body); err != nil {
+				return err
+			}
+		}
+		if err := printBreakdown(w, r.Breakdown, pc, f.format); err != nil {
+			return err
+		}
+		if f.tokens != "api" && f.format == "table" {
+			offerAPICount(w, ws.ProviderName())
+		}
+		return nil
 	}
 	fmt.Fprintf(os.Stderr, "strata: render: %s %s · provider %s · model %s · not sent\n", r.Method, requestPath(r.URL), ws.ProviderName(), ws.Model())
 	_, err = fmt.Fprintf(w, "%s\n", r.Body)
@@ -143,12 +164,18 @@ func openStore(path string) (session.Store, error) {
 	return st, nil
 }
 
-func printBreakdown(w io.Writer, bd *prompt.Breakdown, format string) error {
+// printBreakdown writes the layers as a table or JSON, with the provider's
+// own count (pc, nil when not asked for) as the last line or as the JSON
+// field provider_count.
+func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format string) error {
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		return enc.Encode(bd)
+		return enc.Encode(struct {
+			*prompt.Breakdown
+			ProviderCount *providerCount `json:"provider_count,omitempty"`
+		}{bd, pc})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "#\tLAYER\tROLE\tTOKENS\tCACHE\tSTARTS WITH\n")
@@ -157,12 +184,25 @@ func printBreakdown(w io.Writer, bd *prompt.Breakdown, format string) error {
 		if s.Break {
 			mark = "◆ breakpoint"
 		}
+		if c := s.Cache; c != nil { // the layout's own per-panel tracking (panels)
+			state := "miss"
+			if c.Hit {
+				state = "hit"
+			}
+			mark = strings.TrimSpace(fmt.Sprintf("%s %s $%.6f (loop $%.6f)", mark, state, c.Cost, c.Total))
+		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", i+1, s.Name, s.Role, s.Tokens, mark, s.Preview)
 	}
 	fmt.Fprintf(tw, "\tTOTAL\t\t%d\t%d breakpoint(s)\t\n", bd.TotalTokens, bd.Breakpoints)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(w, "layout %s · tokens counted by %s\n", bd.Layout, bd.Counter)
-	return err
+	if _, err := fmt.Fprintf(w, "layout %s · tokens counted by %s\n", bd.Layout, bd.Counter); err != nil {
+		return err
+	}
+	if pc != nil {
+		_, err := fmt.Fprintf(w, "%s: %d input tokens in all (the provider's exact count for %s)\n", pc.Endpoint, pc.InputTokens, pc.Model)
+		return err
+	}
+	return nil
 }

@@ -28,7 +28,8 @@ type runFlags struct {
 	replayFiles                                []string
 	replayDelay                                time.Duration
 	streamIdle, maxRetryDelay, requestTimeout  time.Duration
-	compact                                    bool
+	compact, compactTLDR                       bool
+	trust                                      bool // --trust: the workspace's hooks and MCP servers may run
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
 
@@ -97,10 +98,11 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.format, "format", "text", "output: text (streamed answer) or json (one event per line)")
 	fl.StringVar(&f.agentFile, "agent", "", agentHelp)
 	fl.StringVar(&f.approve, "approve", "allowlist", "tool approval: ask, allowlist or all")
-	fl.IntVar(&f.maxTurns, "max-turns", agent.DefaultMaxTurns, "most model calls per prompt (continuation limit)")
+	fl.IntVar(&f.maxTurns, "max-turns", agent.DefaultMaxTurns, "most continuation rounds per prompt (tool results sent back to the model; 1 = one tool round-trip)")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap per model call in tokens (0 = provider default)")
 	fl.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "stop when the loop has used this many tokens (0 = no cap)")
 	fl.BoolVar(&f.compact, "compact", false, "detach old turns into frozen conversation-history chunks (docs/panels.md: chunks ≥ 25 messages and 5,000 tokens, ≥ 25 messages and 7,500 tokens kept live)")
+	fl.BoolVar(&f.compactTLDR, "compact-tldr", false, "with --compact: detached chunks show a model-written tl;dr of each long message (asked of the same provider and model; docs/panels.md, \"tl;dr\")")
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
 	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay or the offline demo: pause this long before each streamed event (to watch or cancel a stream)")
 	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
@@ -110,6 +112,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 		"fail at once when the server asks to wait longer than this before a retry (0 = wait as long as it asks)")
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0,
 		"fail a model call still unfinished after this long, retries and the streamed answer included (0 = no limit)")
+	fl.BoolVar(&f.trust, "trust", false, trustHelp)
 	f.knobs.add(fl)
 }
 
@@ -215,7 +218,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		return &interruptedError{session: s.ID(), err: runErr}
 	}
 	if errors.Is(runErr, agent.ErrMaxTurns) {
-		return fmt.Errorf("agent stopped: max turns %d reached", f.maxTurns)
+		return fmt.Errorf("agent stopped: max turns %d reached (continuation rounds; tool calls before the limit may have completed)", f.maxTurns)
 	}
 	return cliError(runErr)
 }
@@ -261,10 +264,14 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 		return nil, err
 	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
-		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: os.Stderr}
+		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
+		Trust: cliTrust(f.trust)}
+	if f.compactTLDR && !f.compact {
+		return nil, usageError{errors.New("--compact-tldr needs --compact")}
+	}
 	if f.compact {
 		p := compact.Default
-		o.Compaction = &p
+		o.Compaction, o.CompactTLDR = &p, f.compactTLDR
 	}
 	if err := chooseReplay(f, &o); err != nil {
 		return nil, err
@@ -285,7 +292,10 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 
 // warn prints a warning on stderr and goes on (kiro reports missing
 // resources, hook scripts and MCP commands the same way).
-func warn(s string) { fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s) }
+func warn(s string) {
+	fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s)
+	logs.logWarning(s)
+}
 
 // chooseReplay sets o.Replay from --replay, or points the provider at the
 // offline demo (internal/demo, served on 127.0.0.1 for the life of the

@@ -96,7 +96,7 @@ func killMidCall(t *testing.T, ws, streams string, env []string) (id, loop strin
 // runs; `sessions show` prints both turns with usage and cache figures.
 // `sessions branch` starts a new loop from turn 0. With --rerun-interrupted
 // the call runs again.
-func TestSIGKILLThenResume(t *testing.T) {
+func TestAttackSIGKILLThenResume(t *testing.T) {
 	streams := t.TempDir()
 	final := writeStream(t, streams, "final.sse", llm.Usage{Input: 80, CacheRead: 1500, Output: 12}, llm.StopEndTurn,
 		llm.TextBlock("Noted."))

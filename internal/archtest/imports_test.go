@@ -40,7 +40,7 @@ var rules = []rule{
 	{Name: "the MCP manager takes its own ServerConfig, not the agent-config format",
 		From: []string{"mcp"}, Forbid: []string{"config"}},
 	{Name: "the runtime composes the packages below it; none of them imports it",
-		From:   []string{"agent", "prompt", "llm", "session", "tool", "config", "mcp", "event", "hooks", "compact", "token", "cachesim", "trajectory"},
+		From:   []string{"agent", "prompt", "llm", "session", "tool", "config", "mcp", "event", "hooks", "compact", "token", "cachesim", "trajectory", "knowledge"},
 		Forbid: []string{"."}},
 }
 

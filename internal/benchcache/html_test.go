@@ -168,7 +168,7 @@ func trainSubsetWith(t *testing.T, n int, s Scenario, d Derivation) []*Session {
 			t.Fatal(err)
 		}
 	}
-	ss, err := LoadDirWith(tmp, s, d)
+	ss, err := LoadDirWith(tmp, s, d, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,7 @@
 package benchcache
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -11,13 +12,26 @@ import (
 
 // LoadDir loads every *.traj.json in dir (sorted by name) and derives each in
 // scenario s with the default Derivation. It fails on an empty directory and
-// names the file of any error.
+// names the file of any error, a malformed file included (LoadDirSkipping
+// goes on instead).
 func LoadDir(dir string, s Scenario) ([]*Session, error) {
-	return LoadDirWith(dir, s, Derivation{})
+	return LoadDirWith(dir, s, Derivation{}, nil)
 }
 
-// LoadDirWith is LoadDir with the derivation parameters d (see DeriveWith).
-func LoadDirWith(dir string, s Scenario, d Derivation) ([]*Session, error) {
+// LoadDirSkipping is LoadDir that leaves out the files that are not valid
+// trajectories (errors.Is trajectory.ErrMalformed: not JSON, a missing or
+// ill-typed field) and calls skipped with each such error, which names the
+// file, line and column. A nil skipped makes a malformed file an error, as
+// LoadDir does. Other errors (an unreadable file, a session that cannot be
+// derived) still fail the load, and so does a directory where every file
+// was skipped. skipped is called on the caller's goroutine, in file order.
+func LoadDirSkipping(dir string, s Scenario, skipped func(error)) ([]*Session, error) {
+	return LoadDirWith(dir, s, Derivation{}, skipped)
+}
+
+// LoadDirWith is LoadDirSkipping with the derivation parameters d (see
+// DeriveWith).
+func LoadDirWith(dir string, s Scenario, d Derivation, skipped func(error)) ([]*Session, error) {
 	files, err := filepath.Glob(filepath.Join(dir, "*.traj.json"))
 	if err != nil {
 		return nil, err
@@ -33,6 +47,10 @@ func LoadDirWith(dir string, s Scenario, d Derivation) ([]*Session, error) {
 	for _, f := range files {
 		t, err := trajectory.Load(f)
 		if err != nil {
+			if skipped != nil && errors.Is(err, trajectory.ErrMalformed) {
+				skipped(err)
+				continue
+			}
 			return nil, err
 		}
 		sess, err := DeriveWith(t, s, d)
@@ -40,6 +58,9 @@ func LoadDirWith(dir string, s Scenario, d Derivation) ([]*Session, error) {
 			return nil, err
 		}
 		out = append(out, sess)
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("none of the %d *.traj.json files in %s is a valid trajectory", len(files), dir)
 	}
 	return out, nil
 }

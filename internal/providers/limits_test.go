@@ -89,7 +89,7 @@ func limitError(t *testing.T, err error, kind error, provider string) *llm.Limit
 // A stream that stops sending (after its first event, or before its
 // headers) and keeps the connection open fails with ErrStreamIdle naming
 // the provider and the wait, on every provider, and is not retried.
-func TestStreamIdleTimeoutEndsStalledStream(t *testing.T) {
+func TestAttackStreamIdleTimeoutEndsStalledStream(t *testing.T) {
 	const idle = 50 * time.Millisecond
 	for _, c := range limitCases {
 		for _, stall := range []struct {
@@ -122,7 +122,7 @@ func TestStreamIdleTimeoutEndsStalledStream(t *testing.T) {
 // s, or an HTTP date a year ahead) fails at once with the delay in the
 // message and the provider's *llm.APIError kept: one request, no sleep, no
 // retry, although a good answer was queued behind it.
-func TestLongRetryAfterFailsAtOnce(t *testing.T) {
+func TestAttackLongRetryAfterFailsAtOnce(t *testing.T) {
 	yearAhead := time.Now().Add(365 * 24 * time.Hour).UTC().Format(http.TimeFormat)
 	for _, c := range limitCases {
 		for _, ra := range []struct {
@@ -183,7 +183,7 @@ func TestShortRetryAfterIsHonoured(t *testing.T) {
 // The request deadline ends a stream that keeps sending, slowly (each event
 // comes 4× the deadline after the previous one, so the idle timeout never
 // fires first).
-func TestRequestTimeoutEndsSlowStream(t *testing.T) {
+func TestAttackRequestTimeoutEndsSlowStream(t *testing.T) {
 	const deadline = 50 * time.Millisecond
 	for _, c := range limitCases {
 		t.Run(c.provider, func(t *testing.T) {

@@ -49,7 +49,27 @@ type Model struct {
 	approval *ApprovalMsg
 	width    int
 	quitting bool
+	steer    func(text string) // queues a steering message while a prompt runs (SetSteer)
+	pastes   []paste           // large pastes shown as placeholders in the input
 }
+
+// paste is one large pasted block: the placeholder the input shows while
+// editing and the original text the loop receives.
+type paste struct{ placeholder, text string }
+
+// PasteThreshold is the size in bytes above which (or any paste with a line
+// break) a paste is shown as a placeholder in the one-line input; the prompt
+// handed to the loop has the original text (the message-loop design,
+// RECEIVE_INPUT: "UIs may render large pasted blocks as placeholders while
+// editing, but the payload handed to core has those placeholders expanded
+// back to the original pasted text in insertion order").
+const PasteThreshold = 200
+
+// SetSteer makes Enter while a prompt runs queue the typed text as a
+// steering message through steer (the CLI passes strata.Session.Steer): it
+// reaches the model before the loop's next model call. Without it, Enter
+// is ignored while a prompt runs.
+func (m *Model) SetSteer(steer func(text string)) { m.steer = steer }
 
 // New returns the chat screen; header names provider, model, layout and
 // session for the status bar.
@@ -90,6 +110,14 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.write("\n")
 	case tea.KeyPressMsg:
 		return m.key(msg)
+	case tea.PasteMsg:
+		if len(msg.Content) > PasteThreshold || strings.ContainsAny(msg.Content, "\r\n") {
+			ph := fmt.Sprintf("[Pasted text #%d: %d lines, %d bytes]", len(m.pastes)+1, strings.Count(msg.Content, "\n")+1, len(msg.Content))
+			m.pastes = append(m.pastes, paste{placeholder: ph, text: msg.Content})
+			var cmd tea.Cmd
+			m.in, cmd = m.in.Update(tea.PasteMsg{Content: ph})
+			return m, cmd
+		}
 	}
 	var cmd tea.Cmd
 	m.in, cmd = m.in.Update(msg)
@@ -121,16 +149,22 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		}
 		return m, nil
 	case "enter":
-		text := strings.TrimSpace(m.in.Value())
-		if text == "" || m.running {
+		shown := strings.TrimSpace(m.in.Value())
+		if shown == "" || (m.running && m.steer == nil) {
 			return m, nil
 		}
+		text := m.expand(shown)
 		m.in.Reset()
+		if m.running {
+			m.steer(text)
+			m.write("\n› (steering) " + shown + "\n")
+			return m, nil
+		}
 		if text == "/exit" {
 			m.quitting = true
 			return m, tea.Quit
 		}
-		m.write("› " + text + "\n")
+		m.write("› " + shown + "\n")
 		ctx, cancel := context.WithCancel(context.Background())
 		m.running, m.cancel = true, cancel
 		return m, func() tea.Msg {
@@ -142,6 +176,16 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 	var cmd tea.Cmd
 	m.in, cmd = m.in.Update(k)
 	return m, cmd
+}
+
+// expand replaces the paste placeholders still in text with their original
+// text, in insertion order, and forgets every paste.
+func (m *Model) expand(text string) string {
+	for _, p := range m.pastes {
+		text = strings.Replace(text, p.placeholder, p.text, 1)
+	}
+	m.pastes = nil
+	return text
 }
 
 // observe renders one loop event into the transcript and the status.
@@ -176,17 +220,20 @@ func (m *Model) write(s string) {
 // Usage returns the tokens of the model calls so far and their number.
 func (m *Model) Usage() (llm.Usage, int) { return m.usage, m.calls }
 
-// Status is the status bar: header, model calls and tokens.
+// Status is the status bar: header, model calls, tokens (input, output,
+// cache read, cache write) and state, fitted to the window's width (see
+// statusLine: the counts are never cut, the header gives way first).
 func (m *Model) Status() string {
-	u := m.usage
-	state := "ready"
+	state, short := "ready", "ready"
 	switch {
 	case m.approval != nil:
-		state = "approve?"
+		state, short = "approve?", "approve?"
+	case m.running && m.steer != nil:
+		state, short = "running (esc cancels, enter steers)", "enter steers"
 	case m.running:
-		state = "running (esc cancels)"
+		state, short = "running (esc cancels)", "esc cancels"
 	}
-	return fmt.Sprintf("%s · %d call(s) · in %d out %d · cache read %d write %d · %s", m.header, m.calls, u.Input, u.Output, u.CacheRead, u.CacheWrite, state)
+	return statusLine(m.header, m.calls, m.usage, state, short, m.width)
 }
 
 // View implements tea.Model.

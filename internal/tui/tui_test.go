@@ -1,11 +1,13 @@
 package tui
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -88,5 +90,101 @@ func TestScreenDrivesTheLoop(t *testing.T) {
 	// Ctrl+C when idle quits.
 	if _, cmd := m.Update(tea.KeyPressMsg{Code: 'c', Mod: tea.ModCtrl}); cmd == nil || !m.quitting {
 		t.Error("ctrl+c did not quit")
+	}
+}
+
+// gated holds its first Stream call until release is closed, after saying
+// so on entered.
+type gated struct {
+	llm.Provider
+	once    sync.Once
+	entered chan struct{}
+	release chan struct{}
+}
+
+func (g *gated) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	g.once.Do(func() { close(g.entered); <-g.release })
+	return g.Provider.Stream(ctx, req, onDelta)
+}
+
+// The Rust agent-loop Turn: "Continuation: tool round-trip, steering message"
+// and input messages include "pending steering messages". Text entered
+// while a prompt runs is queued as a steering message (SetSteer, the CLI's
+// Session.Steer) and reaches the model before the next model call.
+func TestEnterWhileRunningSteers(t *testing.T) {
+	ws := t.TempDir()
+	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
+	u := llm.Usage{Input: 10, Output: 1}
+	m1, err1 := replay.AnthropicStream("m1", u, llm.StopToolUse, llm.ToolUseBlock("toolu_1", "glob", json.RawMessage(`{"pattern":"*"}`)))
+	m2, err2 := replay.AnthropicStream("m2", u, llm.StopEndTurn, llm.TextBlock("Only main.go."))
+	if err := errors.Join(err1, err2); err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m1, m2)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	g := &gated{Provider: anthropic.New(anthropic.Config{APIKey: "k", BaseURL: srv.URL()}), entered: make(chan struct{}), release: make(chan struct{})}
+	a, err := agent.New(agent.Config{Provider: g, Layout: flat.Layout{}, Tools: tool.NewRegistry(tool.Builtins()...),
+		Env: &tool.Env{Workdir: ws}, Model: "m"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := New(a.Prompt, "anthropic · m · flat")
+	m.SetSteer(a.Steer)
+	m.in.SetValue("list the files")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatal("enter did not start the prompt")
+	}
+	done := make(chan tea.Msg, 1)
+	go func() { done <- cmd() }()
+	<-g.entered // the first model call is in flight
+	m.in.SetValue("only Go files please")
+	if _, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter}); cmd != nil {
+		t.Error("enter while running started another prompt")
+	}
+	if !strings.Contains(m.Status(), "enter steers") || m.in.Value() != "" {
+		t.Errorf("status %q, input %q", m.Status(), m.in.Value())
+	}
+	close(g.release)
+	m.Update(<-done)
+	reqs := srv.Received()
+	if len(reqs) != 2 || strings.Contains(string(reqs[0].Body), "only Go files please") || !strings.Contains(string(reqs[1].Body), "only Go files please") {
+		t.Fatalf("%d requests; the steering message must reach the second, not the first", len(reqs))
+	}
+	if tr := m.Transcript(); !strings.Contains(tr, "› (steering) only Go files please") {
+		t.Errorf("transcript:\n%s", tr)
+	}
+}
+
+// The message-loop design, RECEIVE_INPUT: "UIs may render large pasted
+// blocks as placeholders while editing, but the payload handed to core has
+// those placeholders expanded back to the original pasted text in insertion
+// order."
+func TestPastedBlocksReachTheLoopInFull(t *testing.T) {
+	var got string
+	m := New(func(_ context.Context, text string) (*agent.Result, error) { got = text; return &agent.Result{}, nil }, "h")
+	first := "func main() {\n\tprintln(\"hi\")\n}\n"
+	second := strings.Repeat("x", PasteThreshold+1)
+	m.Update(tea.KeyPressMsg{Code: 'a', Text: "a"})
+	m.Update(tea.PasteMsg{Content: first})
+	m.Update(tea.PasteMsg{Content: " small "})
+	m.Update(tea.PasteMsg{Content: second})
+	shown := m.in.Value()
+	if shown != "a[Pasted text #1: 4 lines, 31 bytes] small [Pasted text #2: 1 lines, 201 bytes]" {
+		t.Fatalf("input shows %q; want placeholders for the large pastes", shown)
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	if cmd == nil {
+		t.Fatal("enter did not send")
+	}
+	cmd()
+	if want := "a" + first + " small " + second; got != want {
+		t.Errorf("the loop got %q; want the original pasted text %q", got, want)
+	}
+	if tr := m.Transcript(); !strings.Contains(tr, "[Pasted text #1") || strings.Contains(tr, second) {
+		t.Errorf("transcript shows %q; want the placeholders", tr)
 	}
 }

@@ -127,6 +127,11 @@ func (p *Provider) stream(ctx context.Context, req *llm.Request, onDelta func(ll
 		started bool
 		stopped bool
 		blocks  []streamBlock // per SDK content index
+		// texts holds the text and thinking deltas per content index, kept
+		// out of the SDK's accumulator: Message.Accumulate appends with
+		// string +=, which copies the whole text for every delta (quadratic
+		// in the answer's length).
+		texts = blockTexts{}
 	)
 	for !stopped && stream.Next() {
 		ev := stream.Current()
@@ -140,8 +145,12 @@ func (p *Provider) stream(ctx context.Context, req *llm.Request, onDelta func(ll
 			return nil, fmt.Errorf("anthropic: malformed stream: %s event before message_start", ev.Type)
 		}
 		markCut(ev, &acc, blocks)
-		if err := acc.Accumulate(ev); err != nil {
+		if own, err := texts.add(ev, len(acc.Content)); err != nil {
 			return nil, fmt.Errorf("anthropic: malformed stream: %w", err)
+		} else if !own {
+			if err := acc.Accumulate(ev); err != nil {
+				return nil, fmt.Errorf("anthropic: malformed stream: %w", err)
+			}
 		}
 		switch ev.Type {
 		case "message_start":
@@ -179,6 +188,7 @@ func (p *Provider) stream(ctx context.Context, req *llm.Request, onDelta func(ll
 		}
 		return nil, fmt.Errorf("anthropic: %w (no message_stop after %d content blocks)", llm.ErrStreamTruncated, len(acc.Content))
 	}
+	texts.apply(acc.Content)
 	var cut []bool
 	for _, b := range blocks {
 		cut = append(cut, b.cut)
@@ -287,4 +297,44 @@ func keptBlock(typ string) bool {
 		return true
 	}
 	return false
+}
+
+// blockTexts are the text and thinking deltas of a streamed message per
+// content index, gathered in builders (linear in the answer).
+type blockTexts map[int64]*blockText
+
+type blockText struct{ text, thinking strings.Builder }
+
+// add takes ev when it is a text or thinking delta of one of the n blocks
+// started so far (own = true; the SDK's accumulator must not see it), and
+// leaves every other event to the accumulator.
+func (t blockTexts) add(ev sdk.MessageStreamEventUnion, n int) (own bool, err error) {
+	if ev.Type != "content_block_delta" || (ev.Delta.Type != "text_delta" && ev.Delta.Type != "thinking_delta") {
+		return false, nil
+	}
+	if ev.Index < 0 || ev.Index >= int64(n) {
+		return true, fmt.Errorf("received %s for content block at index %d, but %d blocks were started", ev.Delta.Type, ev.Index, n)
+	}
+	b := t[ev.Index]
+	if b == nil {
+		b = &blockText{}
+		t[ev.Index] = b
+	}
+	if ev.Delta.Type == "text_delta" {
+		b.text.WriteString(ev.Delta.Text)
+	} else {
+		b.thinking.WriteString(ev.Delta.Thinking)
+	}
+	return true, nil
+}
+
+// apply appends the gathered text to the accumulated blocks (after the
+// text their content_block_start carried).
+func (t blockTexts) apply(content []sdk.ContentBlockUnion) {
+	for i, b := range t {
+		if i < int64(len(content)) {
+			content[i].Text += b.text.String()
+			content[i].Thinking += b.thinking.String()
+		}
+	}
 }

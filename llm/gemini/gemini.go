@@ -133,6 +133,18 @@ type accumulator struct {
 	blocked genai.BlockedReason
 	usage   *genai.GenerateContentResponseUsageMetadata
 	id      string
+	// more is the text streamed into the last block after its first part,
+	// gathered in a builder (string += would copy the whole text for every
+	// part: quadratic in the answer) and appended to it by flush.
+	more strings.Builder
+}
+
+// flush appends the gathered text to the last block.
+func (a *accumulator) flush() {
+	if a.more.Len() > 0 {
+		a.msg.Content[len(a.msg.Content)-1].Text += a.more.String()
+		a.more.Reset()
+	}
 }
 
 func (a *accumulator) add(r *genai.GenerateContentResponse) {
@@ -183,12 +195,14 @@ func (a *accumulator) part(p *genai.Part) {
 			args = map[string]any{}
 		}
 		in, _ := json.Marshal(args)
+		a.flush()
 		b := llm.ToolUseBlock(id, fc.Name, in)
 		b.Signature = sig
 		a.msg.Content = append(a.msg.Content, b)
 		a.calls++
 		a.onDelta(llm.Delta{Type: llm.DeltaToolCall, Index: n, ID: id, Name: fc.Name, Text: string(in)})
 	case p.InlineData != nil:
+		a.flush()
 		a.msg.Content = append(a.msg.Content, llm.Block{Type: llm.BlockImage, MediaType: p.InlineData.MIMEType, Data: p.InlineData.Data})
 	case p.ExecutableCode != nil, p.CodeExecutionResult != nil, p.FileData != nil:
 		// server-side parts: dropped (see the package doc)
@@ -199,11 +213,12 @@ func (a *accumulator) part(p *genai.Part) {
 		}
 		if n > 0 && a.msg.Content[n-1].Type == typ {
 			last := &a.msg.Content[n-1]
-			last.Text += p.Text
+			a.more.WriteString(p.Text)
 			if sig != "" {
 				last.Signature = sig
 			}
 		} else {
+			a.flush()
 			a.msg.Content = append(a.msg.Content, llm.Block{Type: typ, Text: p.Text, Signature: sig})
 			n++
 		}
@@ -223,6 +238,7 @@ func (a *accumulator) syntheticID() string {
 }
 
 func (a *accumulator) response() (*llm.Response, error) {
+	a.flush()
 	resp := &llm.Response{Message: a.msg, Model: a.model, ID: a.id, Usage: usage(a.usage)}
 	resp.Message.Role = llm.RoleAssistant
 	switch {

@@ -11,7 +11,8 @@
 //  1. conversation summary
 //  2. knowledge-base listing
 //  3. task context
-//  4. agentSpawn / userPromptSubmit hook output (one entry per hook)
+//  4. agentSpawn hook output (one entry per hook); userPromptSubmit output
+//     travels with the user's prompt instead (PromptHookEntry)
 //  5. file:// resources (one entry, "[path]\ncontent\n" per file)
 //  6. skill:// hints, "{name}: {description} (file: {path})" under the skill header
 //  7. the agent prompt, raw: "Follow this instruction: {prompt}"
@@ -37,8 +38,31 @@ const (
 	PromptPrefix = "Follow this instruction: "
 
 	summaryPreamble = "This summary contains ALL relevant information from our previous conversation including tool uses, results, code analysis, and file operations. YOU MUST reference this information when answering questions and explicitly acknowledge specific details from the summary when they're relevant to the current question.\n\nSUMMARY CONTENT:\n"
-	hookPreamble    = "This section (like others) contains important information that I want you to use in your responses. I have gathered this context from valuable programmatic script hooks. You must follow any requests and consider all of the information in this section for the entire conversation\n\n"
+	hookPreamble    = promptHookPreamble + " for the entire conversation\n\n"
+	// promptHookPreamble is the hook entry's text without " for the entire
+	// conversation", which the Amazon Q Developer CLI's format_hook_context
+	// adds only for conversation-start (agentSpawn) hooks.
+	promptHookPreamble = "This section (like others) contains important information that I want you to use in your responses. I have gathered this context from valuable programmatic script hooks. You must follow any requests and consider all of the information in this section"
 )
+
+// PromptHookEntry formats the output of the userPromptSubmit hooks of one
+// prompt as the context entry kiro puts with the user's prompt (the Amazon Q
+// Developer CLI's format_hook_context for per-prompt hooks, prepended to the
+// user message as its additional context), so layer 4 of the context
+// message stays the agentSpawn output alone and does not change from prompt
+// to prompt. Empty outputs are skipped; with none it returns "".
+func PromptHookEntry(outputs []string) string {
+	var b strings.Builder
+	for _, o := range outputs {
+		if o != "" {
+			b.WriteString(o + "\n\n")
+		}
+	}
+	if b.Len() == 0 {
+		return ""
+	}
+	return EntryBegin + promptHookPreamble + "\n\n" + b.String() + EntryEnd
+}
 
 // Layout is the kiro layout. The zero value is ready to use.
 type Layout struct{}
@@ -97,9 +121,16 @@ func layers(c *prompt.Context) []layer {
 	return out
 }
 
+// EmptyContext is the context message when every layer is empty. The
+// kiro-cli turn anatomy says the ack pair is "always present"; an empty
+// user text block is rejected by Anthropic and Bedrock, so strata sends one
+// empty context entry instead of an empty message.
+const EmptyContext = EntryBegin + EntryEnd
+
 // Assemble builds [context message, ack] + history with no system prompt and
-// no breakpoints. When every layer is empty the pair is omitted, as kiro-cli
-// does. It fails when the history is not a valid conversation.
+// no breakpoints. The pair is always present, even when every layer is empty
+// (then the context message is EmptyContext). It fails when the history is
+// not a valid conversation.
 func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
 	if err := prompt.CheckHistory(c.History); err != nil {
 		return nil, nil, err
@@ -111,17 +142,18 @@ func (Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, erro
 			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
 	}
 	ls := layers(c)
-	if len(ls) > 0 {
-		var b strings.Builder
-		for _, l := range ls {
-			b.WriteString(l.text)
-			bd.Spans = append(bd.Spans, prompt.Span{Name: "context: " + l.name, Role: "user", First: 0, Last: 0,
-				Tokens: c.Tokens(l.text), Preview: prompt.Preview(l.text, 60)})
-		}
-		req.Messages = append(req.Messages, llm.UserText(b.String()), llm.AssistantText(Ack))
-		bd.Spans = append(bd.Spans, prompt.Span{Name: "ack", Role: "assistant", First: 1, Last: 1,
-			Tokens: c.Tokens(Ack), Preview: prompt.Preview(Ack, 60)})
+	if len(ls) == 0 {
+		ls = []layer{{"empty", EmptyContext}}
 	}
+	var b strings.Builder
+	for _, l := range ls {
+		b.WriteString(l.text)
+		bd.Spans = append(bd.Spans, prompt.Span{Name: "context: " + l.name, Role: "user", First: 0, Last: 0,
+			Tokens: c.Tokens(l.text), Preview: prompt.Preview(l.text, 60)})
+	}
+	req.Messages = append(req.Messages, llm.UserText(b.String()), llm.AssistantText(Ack))
+	bd.Spans = append(bd.Spans, prompt.Span{Name: "ack", Role: "assistant", First: 1, Last: 1,
+		Tokens: c.Tokens(Ack), Preview: prompt.Preview(Ack, 60)})
 	first := len(req.Messages)
 	req.Messages = append(req.Messages, c.History...)
 	n := 0

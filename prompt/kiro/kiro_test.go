@@ -57,16 +57,44 @@ func TestContextMessageMatchesSeed(t *testing.T) {
 	}
 }
 
-// Empty layers are omitted; with no layer at all the pair is omitted.
-func TestEmptyLayersOmitted(t *testing.T) {
+// Empty layers are omitted, but the pair itself never is: the kiro-cli turn
+// anatomy says "The canned Assistant ack is always present. Every
+// conversation starts with the same two synthetic messages."
+func TestEmptyLayersOmittedAckAlwaysPresent(t *testing.T) {
 	c := &prompt.Context{Model: "m", System: "be terse", History: []llm.Message{llm.UserText("hi")}}
 	req, _, _ := Layout{}.Assemble(c)
 	if got := req.Messages[0].Text(); got != "Follow this instruction: be terse" {
 		t.Errorf("got %q", got)
 	}
 	c.System = ""
-	req, _, _ = Layout{}.Assemble(c)
-	if len(req.Messages) != 1 || strings.Contains(req.Messages[0].Text(), "CONTEXT ENTRY") {
-		t.Errorf("empty context should add nothing: %+v", req.Messages)
+	req, bd, err := Layout{}.Assemble(c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(req.Messages) != 3 || req.Messages[0].Text() != EmptyContext || req.Messages[1].Text() != Ack ||
+		req.Messages[2].Text() != "hi" {
+		t.Errorf("every layer empty: want [EmptyContext, Ack, hi], got %+v", req.Messages)
+	}
+	if bd.Spans[0].Name != "context: empty" {
+		t.Errorf("breakdown should name the empty context entry: %+v", bd.Spans)
+	}
+}
+
+// userPromptSubmit output is not a layer of the context message: it is the
+// entry kiro puts with the user's prompt ("Layer 4: Agent Spawn Hooks" holds
+// agentSpawn output only).
+func TestPromptHookEntry(t *testing.T) {
+	if got := PromptHookEntry([]string{"", ""}); got != "" {
+		t.Errorf("no output: want \"\", got %q", got)
+	}
+	got := PromptHookEntry([]string{"branch main", "", "3 files changed"})
+	want := EntryBegin + "This section (like others) contains important information that I want you to use in your responses. " +
+		"I have gathered this context from valuable programmatic script hooks. You must follow any requests and consider all " +
+		"of the information in this section\n\nbranch main\n\n3 files changed\n\n" + EntryEnd
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+	if strings.Contains(got, "for the entire conversation") {
+		t.Error("a per-prompt hook entry must not claim to hold for the entire conversation")
 	}
 }

@@ -42,6 +42,7 @@ type Limiter struct {
 	idle      time.Duration // 0 = no idle timeout
 	maxDelay  time.Duration // < 0 = no cap
 	timeout   time.Duration // 0 = no request deadline
+	maxBody   int64         // 0 = no cap on the bytes of an answer
 	retries   int
 	bodyDelay func([]byte) (time.Duration, bool)
 	backoff   func(retry int) time.Duration // wait before retry n+1 when the server names none
@@ -56,6 +57,12 @@ func New(o Options) *Limiter {
 		l.idle = 0
 	case l.idle == 0:
 		l.idle = llm.DefaultStreamIdleTimeout
+	}
+	switch {
+	case o.Limits.MaxResponseBytes == 0:
+		l.maxBody = llm.DefaultMaxResponseBytes
+	case o.Limits.MaxResponseBytes > 0:
+		l.maxBody = o.Limits.MaxResponseBytes
 	}
 	switch {
 	case l.maxDelay == 0:

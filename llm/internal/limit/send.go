@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"log/slog"
 	"math"
 	"math/rand/v2"
 	"net/http"
@@ -39,7 +40,9 @@ func (l *Limiter) send(r *http.Request, next func(*http.Request) (*http.Response
 			return nil, fmt.Errorf("%s: rewinding the request body for retry %d: %w", l.provider, attempt, err)
 		}
 		ar.Body = body
+		t0 := time.Now()
 		resp, err := l.attempt(ar, cancel, c, next)
+		logAttempt(l.provider, ar, attempt, resp, err, time.Since(t0))
 		last := attempt >= l.retries
 		var delay time.Duration
 		if err != nil {
@@ -260,9 +263,15 @@ func (b *watchedBody) Read(p []byte) (int, error) {
 	if b.timer != nil {
 		b.timer.Stop()
 	}
-	b.read.Add(int64(n))
+	total := b.read.Add(int64(n))
 	if le := b.fired.Load(); le != nil && err != nil {
 		return n, le
+	}
+	if max := b.l.maxBody; max > 0 && total > max {
+		le := &llm.LimitError{Provider: b.l.provider, Kind: llm.ErrResponseTooLarge, LimitBytes: max,
+			Detail: fmt.Sprintf("after %d bytes of the response", total)}
+		b.c.set(le)
+		return 0, le // the bytes past the cap are dropped with the rest
 	}
 	return n, err
 }
@@ -282,4 +291,19 @@ func (b *watchedBody) Close() error {
 	err := b.rc.Close()
 	b.cancel(nil)
 	return err
+}
+
+// logAttempt logs one HTTP attempt at debug level on slog's default logger
+// (strata --verbose shows it): provider, method, URL without its query,
+// attempt number (0 = first), status or error, and the time to the response
+// headers. Headers and bodies are never logged: they carry keys and prompts.
+func logAttempt(provider string, r *http.Request, attempt int, resp *http.Response, err error, took time.Duration) {
+	u := *r.URL
+	u.RawQuery, u.User = "", nil
+	attrs := []any{"provider", provider, "method", r.Method, "url", u.String(), "attempt", attempt, "took", took.Round(time.Millisecond)}
+	if err != nil {
+		slog.Debug("http request failed", append(attrs, "err", err)...)
+		return
+	}
+	slog.Debug("http request", append(attrs, "status", resp.StatusCode)...)
 }

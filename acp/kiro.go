@@ -1,0 +1,85 @@
+package acp
+
+import (
+	"context"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+)
+
+// The kiro dialect of ACP session updates (kiro-cli turn anatomy: the TUI
+// "receives updates via the kiro.dev/session/update notification method",
+// plus "one extension notification: tool_call_chunk, which streams
+// incremental tool output"). On the wire the method carries ACP's extension
+// prefix, "_kiro.dev/session/update", as kiro-cli sends it; its params are a
+// session/update's ({sessionId, update}). A client asks for each part with a
+// key set to true in its initialize ClientCapabilities._meta; strata
+// advertises both keys in its AgentCapabilities._meta.
+const (
+	// MetaKiroSessionUpdate asks for every session update on
+	// KiroSessionUpdateMethod instead of session/update.
+	MetaKiroSessionUpdate = "kiro.dev/session/update"
+	// MetaKiroToolCallChunk asks for incremental tool output (the lines a
+	// running tool reports, such as execute_bash's output) as tool_call_chunk
+	// updates on KiroSessionUpdateMethod instead of tool_call_update content.
+	MetaKiroToolCallChunk = "kiro.dev/tool_call_chunk"
+	// KiroSessionUpdateMethod is the notification method of the kiro
+	// dialect.
+	KiroSessionUpdateMethod = "_kiro.dev/session/update"
+)
+
+// ServeOptions configure ServeWith.
+type ServeOptions struct {
+	// Mode is the approval mode of new sessions.
+	Mode agent.Mode
+	// KiroDialect sends every client kiro's dialect (every update on
+	// KiroSessionUpdateMethod, tool progress as tool_call_chunk) whatever
+	// its capabilities say: for kiro's own clients, which do not ask.
+	KiroDialect bool
+}
+
+// dialect is what a client asked for (dialectOf).
+type dialect struct {
+	kiroUpdates bool // every update on KiroSessionUpdateMethod
+	toolChunks  bool // tool progress as tool_call_chunk
+}
+
+// dialectOf reads the client's _meta capability keys.
+func dialectOf(caps sdk.ClientCapabilities) dialect {
+	on := func(k string) bool { v, _ := caps.Meta[k].(bool); return v }
+	return dialect{kiroUpdates: on(MetaKiroSessionUpdate), toolChunks: on(MetaKiroToolCallChunk)}
+}
+
+// agentMeta is the AgentCapabilities._meta strata answers initialize with.
+func agentMeta() map[string]any {
+	return map[string]any{MetaKiroSessionUpdate: true, MetaKiroToolCallChunk: true}
+}
+
+// toolCallChunk is the tool_call_chunk update of the kiro dialect: one
+// piece of a running tool's output, for the tool call toolCallId.
+type toolCallChunk struct {
+	SessionUpdate string                `json:"sessionUpdate"` // "tool_call_chunk"
+	ToolCallID    string                `json:"toolCallId"`
+	Title         string                `json:"title,omitempty"`
+	Kind          sdk.ToolKind          `json:"kind,omitempty"`
+	Content       []sdk.ToolCallContent `json:"content"`
+}
+
+// kiroNotification is the params of KiroSessionUpdateMethod.
+type kiroNotification struct {
+	SessionID sdk.SessionId `json:"sessionId"`
+	Update    any           `json:"update"`
+}
+
+// sendKiro sends update on KiroSessionUpdateMethod.
+func (m *mapper) sendKiro(update any) {
+	_ = m.conn.NotifyExtension(context.Background(), KiroSessionUpdateMethod, kiroNotification{SessionID: m.session, Update: update})
+}
+
+// toolChunk is the tool_call_chunk of a tool_execution_update event.
+func toolChunk(e event.Event) toolCallChunk {
+	return toolCallChunk{SessionUpdate: "tool_call_chunk", ToolCallID: e.ToolCall.ID, Title: title(*e.ToolCall), Kind: kind(e.ToolCall.Name),
+		Content: []sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Text))}}
+}

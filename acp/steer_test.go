@@ -1,0 +1,134 @@
+package acp_test
+
+import (
+	"context"
+	"encoding/json"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/acp"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+)
+
+// steerClient accepts every update and closes echoed when the agent echoes
+// a user message chunk (a prompt taken as steering).
+type steerClient struct {
+	acpClient
+	once   sync.Once
+	echoed chan struct{}
+}
+
+func (c *steerClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
+	if n.Update.UserMessageChunk != nil {
+		c.once.Do(func() { close(c.echoed) })
+	}
+	return nil
+}
+
+// A session/prompt sent while another prompt of the session runs is queued
+// as a steering message (the Rust agent-loop Turn: input messages include
+// "pending steering messages", injected before the next model call): the
+// running loop's next request carries it, and both requests end with the
+// running prompt's stop reason. A prompt with an image cannot steer and is
+// rejected with a clear error.
+func TestPromptWhileRunningSteers(t *testing.T) {
+	dir := t.TempDir()
+	must(t, os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n"), 0o644))
+	var mu sync.Mutex
+	var bodies []string
+	srv, err := replay.NewResponder(func(req replay.Request) replay.Response {
+		mu.Lock()
+		bodies = append(bodies, string(req.Body))
+		n := len(bodies)
+		mu.Unlock()
+		b := llm.TextBlock("done: only Go files")
+		if n == 1 {
+			b = llm.ToolUseBlock("toolu_1", "glob", json.RawMessage(`{"pattern":"*"}`))
+		}
+		r, err := replay.Turn(llm.APIAnthropic, replay.Reply{Blocks: []llm.Block{b}})
+		if err != nil {
+			return replay.Response{Status: 500, Body: []byte(err.Error())}
+		}
+		return r
+	})
+	must(t, err)
+	defer srv.Close()
+	inTool, release := make(chan struct{}), make(chan struct{})
+	hold := agent.Hook{Name: "hold", Stage: agent.StageToolCall, Phase: agent.PhasePre, Kind: agent.HookObserver,
+		Func: func(context.Context, *agent.Payload) (agent.Verdict, error) {
+			close(inTool)
+			<-release
+			return agent.Verdict{}, nil
+		}}
+	ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, Layout: "flat", ProviderName: "anthropic", APIKey: "test",
+		BaseURL: srv.URL(), Model: "claude-sonnet-4-5", Hooks: []agent.Hook{hold}})
+	must(t, err)
+	defer ws.Close()
+
+	cr, aw := io.Pipe()
+	ar, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
+	client := &steerClient{echoed: make(chan struct{})}
+	conn := sdk.NewClientSideConnection(client, aw, ar)
+	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	must(t, err)
+	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
+	must(t, err)
+	prompt := func(blocks ...sdk.ContentBlock) (sdk.PromptResponse, error) {
+		return conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: blocks})
+	}
+
+	first := make(chan error, 1)
+	go func() { r, err := prompt(sdk.TextBlock("list the files")); first <- checkEnd(r, err) }()
+	<-inTool // the first prompt's tool call is running
+	_, err = prompt(sdk.TextBlock("look"), sdk.ImageBlock("iVBORw0KGgo=", "image/png"))
+	if err == nil || !strings.Contains(err.Error(), "cannot join it as a steering message") {
+		t.Errorf("image prompt while running: err = %v; want a clear rejection", err)
+	}
+	second := make(chan error, 1)
+	go func() { r, err := prompt(sdk.TextBlock("only Go files")); second <- checkEnd(r, err) }()
+	<-client.echoed // taken as steering
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatalf("first prompt: %v", err)
+	}
+	if err := <-second; err != nil {
+		t.Fatalf("steering prompt: %v", err)
+	}
+	cancel()
+	aw.Close()
+	<-served
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || strings.Contains(bodies[0], "only Go files") || !strings.Contains(bodies[1], "only Go files") {
+		t.Fatalf("%d requests; the steering message must reach the second request only", len(bodies))
+	}
+}
+
+// checkEnd wants a prompt response with stop reason end_turn.
+func checkEnd(r sdk.PromptResponse, err error) error {
+	if err != nil {
+		return err
+	}
+	if r.StopReason != sdk.StopReasonEndTurn {
+		return &stopErr{r.StopReason}
+	}
+	return nil
+}
+
+type stopErr struct{ got sdk.StopReason }
+
+func (e *stopErr) Error() string { return "stop reason " + string(e.got) + "; want end_turn" }

@@ -1,0 +1,124 @@
+package agent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/strata-agent/strata/compact"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/token"
+)
+
+// Stage outcomes carried by StagePostFired events (event.Event.Outcome).
+const (
+	OutcomeOK        = "ok"        // the stage body completed
+	OutcomeDenied    = "denied"    // a guard hook refused (ErrDenied)
+	OutcomeCancelled = "cancelled" // the caller's context was cancelled
+	OutcomeFailed    = "failed"    // any other error (provider, layout, hook)
+)
+
+// outcome classifies the error a stage body ended with.
+func outcome(err error) string {
+	switch {
+	case err == nil:
+		return OutcomeOK
+	case errors.Is(err, ErrDenied):
+		return OutcomeDenied
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded):
+		return OutcomeCancelled
+	}
+	return OutcomeFailed
+}
+
+// stageTracker brackets the stages of one turn with StagePreFired and
+// StagePostFired events (docs/loop.md, rule 12): at most one stage is open;
+// enter opens one, leave closes the open one (if any) with the outcome of
+// err. The stage boundaries of the message-loop design are these calls.
+type stageTracker struct {
+	a    *Agent
+	corr string
+	id   *event.TurnID // nil outside a turn (receive_input, render)
+	open Stage
+}
+
+func (a *Agent) stages(corr string, id *event.TurnID) *stageTracker {
+	return &stageTracker{a: a, corr: corr, id: id}
+}
+
+func (s *stageTracker) enter(st Stage) {
+	s.leave(nil)
+	s.open = st
+	s.a.emit(event.Event{Kind: event.StagePreFired, CorrelationID: s.corr, Turn: s.id, Stage: string(st)})
+}
+
+func (s *stageTracker) leave(err error) {
+	if s.open == "" {
+		return
+	}
+	s.a.emit(event.Event{Kind: event.StagePostFired, CorrelationID: s.corr, Turn: s.id, Stage: string(s.open), Outcome: outcome(err)})
+	s.open = ""
+}
+
+// windowPolicy is the compaction used when a composed request would exceed
+// the model's context window and Config.Compaction did not make it fit:
+// detach the oldest messages up to the next user-prompt boundary, keeping
+// at least the last prompt live. Unlike Context Pilot's chunks, whose text
+// is still sent, a window chunk's text is only a notice that the messages
+// were removed: the request must shrink.
+var windowPolicy = compact.Policy{ChunkMinMessages: 1, KeepMinMessages: 1}
+
+// assembleWithinWindow assembles the request from pc and, when
+// Config.ContextWindow is known and the request's estimated size (system,
+// messages and tools, plus the output cap) exceeds it, removes the oldest
+// prompts from the live history (windowPolicy: a frozen chunk whose text
+// says which messages were removed; one Compaction event each) and
+// assembles again, until it fits or no user-prompt boundary is left (the
+// request is then sent as is and the provider decides). The message-loop
+// design, COMPOSE_REQUEST: "Run compaction if the composed size would exceed
+// the model's context window." A nil id (warming a restored layout) emits
+// nothing, so a restored loop detaches the same chunks.
+func (a *Agent) assembleWithinWindow(corr string, id *event.TurnID, pc *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
+	for {
+		req, bd, err := a.cfg.Layout.Assemble(pc)
+		if err != nil {
+			return nil, nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
+		}
+		a.cfg.Params.Apply(req)
+		size := requestTokens(a.cfg.Counter, req)
+		if a.cfg.ContextWindow <= 0 || size <= a.cfg.ContextWindow {
+			return req, bd, nil
+		}
+		c, ok := windowPolicy.Next(a.history[a.detached:], a.detached)
+		if !ok {
+			if id != nil {
+				a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
+					Text: fmt.Sprintf("request of ~%d tokens exceeds the context window of %d tokens and no older prompt is left to compact; sending it as is", size, a.cfg.ContextWindow)})
+			}
+			return req, bd, nil
+		}
+		c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens): removed to fit the model's context window of %d tokens.",
+			c.First+1, c.Last+1, c.Tokens, a.cfg.ContextWindow)
+		a.detach(corr, id, c, fmt.Sprintf(", removed from the request because it (~%d tokens with the output cap) exceeded the context window of %d tokens", size, a.cfg.ContextWindow))
+		pc.History = a.history[a.detached:]
+		if pc.Summary != "" {
+			pc.Summary += "\n\n"
+		}
+		pc.Summary += c.Text
+	}
+}
+
+// requestTokens estimates the input tokens of req plus its output cap,
+// with c (nil = token.Estimator).
+func requestTokens(c token.Counter, req *llm.Request) int {
+	if c == nil {
+		c = token.Estimator{}
+	}
+	n := token.CountBlocks(c, req.System) + token.CountTools(c, req.Tools) + int(req.MaxTokens)
+	for _, m := range req.Messages {
+		n += token.CountBlocks(c, m.Content)
+	}
+	return n
+}

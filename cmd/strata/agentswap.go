@@ -1,0 +1,65 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"strings"
+
+	tea "charm.land/bubbletea/v2"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/tui"
+	"github.com/strata-agent/strata/llm"
+)
+
+// swapCommand runs the chat's /agent NAME: the session swaps to the agent
+// (strata.Session.SwapAgent: every MCP server terminated, the new agent's
+// launched) and says what it now runs; without a name it lists the agents
+// of the workspace. Failures are reported on w and the chat goes on.
+func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name string) {
+	ws := s.Workspace()
+	if name == "" {
+		var names []string
+		for _, a := range strata.FindAgents(ws.Dir()) {
+			names = append(names, a.Name)
+		}
+		fmt.Fprintf(w, "strata: /agent NAME (agents: %s)\n", orDash(strings.Join(names, ", ")))
+		return
+	}
+	if err := s.SwapAgent(ctx, name); err != nil {
+		fmt.Fprintf(w, "strata: /agent %s: %v\n", name, err)
+		return
+	}
+	servers := 0
+	if m := ws.MCP(); m != nil {
+		servers = len(m.Statuses())
+	}
+	fmt.Fprintf(w, "agent: %s (model %s, %d MCP server(s))\n", ws.Agent().Config.Name, ws.Model(), servers)
+}
+
+// withAgentCommand wraps the full-screen chat's run function: a prompt
+// "/agent NAME" runs swapCommand, its answer written to the transcript
+// through say; every other prompt goes to run.
+func withAgentCommand(s *strata.Session, say func(string), run tui.RunFunc) tui.RunFunc {
+	return func(ctx context.Context, text string) (*agent.Result, error) {
+		cmd, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
+		if cmd != "/agent" {
+			return run(ctx, text)
+		}
+		var b strings.Builder
+		swapCommand(ctx, &b, s, strings.TrimSpace(arg))
+		say(b.String())
+		return &agent.Result{}, nil
+	}
+}
+
+// transcriptSay writes text into the full-screen chat's transcript (as a
+// text delta event).
+func transcriptSay(send func(tea.Msg)) func(string) {
+	return func(text string) {
+		send(tui.EventMsg{Event: event.Event{Kind: event.MessageUpdate, Delta: &llm.Delta{Type: llm.DeltaText, Text: text}}})
+	}
+}

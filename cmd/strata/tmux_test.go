@@ -1,0 +1,114 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// tmuxPane is a strata process in a detached tmux session of its own
+// server (socket), so tests never touch the user's tmux.
+type tmuxPane struct {
+	t      *testing.T
+	sock   string
+	width  int
+	height int
+}
+
+// startTmux runs shell command line cmd in a w×h tmux pane in dir, skipping
+// the test when tmux is not installed (CI installs it).
+func startTmux(t *testing.T, dir string, w, h int, cmd string) *tmuxPane {
+	t.Helper()
+	if _, err := exec.LookPath("tmux"); err != nil {
+		if os.Getenv("CI") == "true" {
+			t.Fatal("tmux not installed (apt-get install tmux); the full-screen chat cannot be tested")
+		}
+		t.Skip("tmux not installed (apt-get install tmux): the full-screen chat is not tested")
+	}
+	p := &tmuxPane{t: t, sock: fmt.Sprintf("strata-test-%d-%s", os.Getpid(), strings.ReplaceAll(t.Name(), "/", "-")), width: w, height: h}
+	p.tmux("-f", "/dev/null", "new-session", "-d", "-x", fmt.Sprint(w), "-y", fmt.Sprint(h), "-s", "t", "-c", dir, cmd)
+	t.Cleanup(func() { exec.Command("tmux", "-L", p.sock, "kill-server").Run() })
+	return p
+}
+
+func (p *tmuxPane) tmux(args ...string) string {
+	p.t.Helper()
+	out, err := exec.Command("tmux", append([]string{"-L", p.sock}, args...)...).CombinedOutput()
+	if err != nil {
+		p.t.Fatalf("tmux %v: %v\n%s", args, err, out)
+	}
+	return string(out)
+}
+
+// waitFor captures the pane until ok accepts it, failing after a generous
+// bound (the offline demo answers in well under a second).
+func (p *tmuxPane) waitFor(what string, ok func(screen string) bool) string {
+	p.t.Helper()
+	var screen string
+	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(100 * time.Millisecond) {
+		screen = p.tmux("capture-pane", "-p", "-t", "t")
+		if ok(screen) {
+			return screen
+		}
+	}
+	p.t.Fatalf("%dx%d: gave up waiting for %s; the pane shows:\n%s", p.width, p.height, what, screen)
+	return ""
+}
+
+// The full-screen chat under tmux at 80×24 and 120×40: a prompt is sent
+// with send-keys, the offline demo's tool calls and answer appear, the
+// status bar keeps its cache counts whole at either width (it once showed
+// "cache rea" at 80 columns), and /exit ends the program with status 0.
+func TestChatScreenUnderTmux(t *testing.T) {
+	for _, size := range []struct {
+		w, h       int
+		statusHead string
+	}{{80, 24, ""}, {120, 40, "layout cachefit · session "}} {
+		t.Run(fmt.Sprintf("%dx%d", size.w, size.h), func(t *testing.T) {
+			ws, data := t.TempDir(), t.TempDir()
+			os.WriteFile(filepath.Join(ws, "README.md"), []byte("# tmux demo\n"), 0o644)
+			exitFile := filepath.Join(data, "exit")
+			cmd := fmt.Sprintf("env STRATA_DATA_DIR=%s STRATA_LOG_FILE=off STRATA_CONFIG=%s ANTHROPIC_API_KEY= OPENAI_API_KEY= %s chat; echo $? > %s",
+				data, filepath.Join(data, "none.yaml"), binary, exitFile)
+			p := startTmux(t, ws, size.w, size.h, cmd)
+			first := func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+			p.waitFor("the ready status bar", func(s string) bool { return strings.HasSuffix(first(s), "· ready") })
+			p.tmux("send-keys", "-t", "t", "-l", "what is in this directory?")
+			p.tmux("send-keys", "-t", "t", "Enter")
+			screen := p.waitFor("the answer", func(s string) bool {
+				return strings.Contains(first(s), "3 call(s)") && strings.HasSuffix(first(s), "· ready")
+			})
+			status := first(screen)
+			if !strings.Contains(status, "cache read 0 write 0 · ready") || !strings.HasPrefix(status, size.statusHead) {
+				t.Errorf("status bar at %d columns: %q; want the whole cache counts, starting %q", size.w, status, size.statusHead)
+			}
+			for i, l := range strings.Split(screen, "\n") {
+				if n := cols(l); n > size.w {
+					t.Errorf("line %d is %d columns wide (> %d): %q", i+1, n, size.w, l)
+				}
+			}
+			for _, want := range []string{"⏺ glob", "README.md", "# tmux demo", "› ask, or /exit"} {
+				if !strings.Contains(screen, want) {
+					t.Errorf("screen lacks %q:\n%s", want, screen)
+				}
+			}
+			p.tmux("send-keys", "-t", "t", "-l", "/exit")
+			p.tmux("send-keys", "-t", "t", "Enter")
+			var code []byte
+			for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline) && len(code) == 0; time.Sleep(100 * time.Millisecond) {
+				code, _ = os.ReadFile(exitFile)
+			}
+			if strings.TrimSpace(string(code)) != "0" {
+				t.Errorf("chat after /exit: exit status %q, want 0", code)
+			}
+		})
+	}
+}
+
+// cols counts the columns of a captured line (every character strata
+// draws is one column wide).
+func cols(s string) int { return len([]rune(s)) }

@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/internal/peers"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+)
+
+// trustProject is a cloned repository without an agent file: AGENTS.md and
+// steering for the default agent, and the real server-everything peer in
+// .mcp.json and .kiro/settings/mcp.json, each started through `sh -c` that
+// first leaves a marker file, so the test sees whether it ran.
+func trustProject(t *testing.T) (dir string, env []string) {
+	t.Helper()
+	bin := peers.Bin(t)
+	dir = t.TempDir()
+	server := func(name string) string {
+		b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{name: map[string]any{
+			"command": "sh", "args": []string{"-c", "touch " + filepath.Join(dir, name+"-ran") + "; exec " + filepath.Join(bin, "mcp-server-everything")},
+			"env": map[string]string{"PATH": bin + ":" + os.Getenv("PATH")}}}})
+		return string(b)
+	}
+	for rel, s := range map[string]string{
+		"AGENTS.md":               "AGENTS-MD-MARKER: run the tests before you commit",
+		".kiro/steering/style.md": "---\ninclusion: always\n---\nSTEERING-MARKER",
+		".mcp.json":               server("claude"),
+		".kiro/settings/mcp.json": server("kiro"),
+	} {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir, []string{"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+}
+
+// The workspace trust step, through the real binary: a workspace's MCP
+// servers do not start until trusted (non-interactive runs exit 2 naming
+// --trust and listing the commands), --trust starts them and is
+// remembered, and a changed command asks again. `mcp list` with no flags
+// used to launch .kiro/settings/mcp.json at once.
+func TestAttackWorkspaceTrustStep(t *testing.T) {
+	dir, env := trustProject(t)
+	anyRan := func() bool { return ran(dir, "claude-ran") || ran(dir, "kiro-ran") }
+
+	r := runCLI(t, dir, env, "mcp", "list")
+	if r.code != 2 || !strings.Contains(r.stderr, "--trust") || !strings.Contains(r.stderr, "mcp kiro:") || anyRan() {
+		t.Fatalf("mcp list, untrusted: exit %d, ran %v\n%s", r.code, anyRan(), r.stderr)
+	}
+	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(reply, reply)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	key := append(env, "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL())
+	r = runCLI(t, dir, key, "run", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "run again with --trust") || !strings.Contains(r.stderr, "mcp claude:") ||
+		anyRan() || len(srv.Received()) != 0 {
+		t.Fatalf("run, untrusted: exit %d, ran %v, %d request(s)\n%s", r.code, anyRan(), len(srv.Received()), r.stderr)
+	}
+
+	// --trust: both servers start, their tools and the project files are in the request.
+	r = runCLI(t, dir, key, "run", "--trust", "hi")
+	if r.code != 0 || !ran(dir, "claude-ran") || !ran(dir, "kiro-ran") {
+		t.Fatalf("run --trust: exit %d, claude %v kiro %v\n%s", r.code, ran(dir, "claude-ran"), ran(dir, "kiro-ran"), r.stderr)
+	}
+	body := string(srv.Received()[0].Body)
+	for _, want := range []string{"AGENTS-MD-MARKER", "STEERING-MARKER", `"name":"kiro___echo"`, `"name":"claude___echo"`} {
+		if !strings.Contains(body, want) {
+			t.Errorf("request lacks %s", want)
+		}
+	}
+
+	// Remembered: no flag needed for the same commands.
+	os.Remove(filepath.Join(dir, "kiro-ran"))
+	r = runCLI(t, dir, key, "run", "hi")
+	if r.code != 0 || !ran(dir, "kiro-ran") {
+		t.Fatalf("run after --trust: exit %d\n%s", r.code, r.stderr)
+	}
+
+	// A changed command is asked about again.
+	os.Remove(filepath.Join(dir, "kiro-ran"))
+	raw, _ := os.ReadFile(filepath.Join(dir, ".kiro/settings/mcp.json"))
+	os.WriteFile(filepath.Join(dir, ".kiro/settings/mcp.json"), []byte(strings.Replace(string(raw), "touch ", "touch /dev/null; touch ", 1)), 0o644)
+	r = runCLI(t, dir, key, "run", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, "touch /dev/null") || ran(dir, "kiro-ran") {
+		t.Errorf("run after a command changed: exit %d, ran %v\n%s", r.code, ran(dir, "kiro-ran"), r.stderr)
+	}
+	// ACP has no terminal to ask on: it refuses the same way.
+	if r := runCLI(t, dir, key, "acp"); r.code != 2 || !strings.Contains(r.stderr, "--trust") {
+		t.Errorf("acp, changed commands: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+func ran(dir, marker string) bool {
+	_, err := os.Stat(filepath.Join(dir, marker))
+	return err == nil
+}
+
+// On a terminal (a pseudo-terminal from util-linux script(1)), the trust
+// step asks: "n" runs nothing and exits 2, "y" runs the commands and
+// remembers the answer.
+func TestAttackWorkspaceTrustAsksOnATerminal(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not on PATH: no pseudo-terminal to ask on")
+	}
+	dir := t.TempDir()
+	os.MkdirAll(filepath.Join(dir, ".kiro", "settings"), 0o755)
+	os.WriteFile(filepath.Join(dir, ".kiro", "settings", "mcp.json"),
+		[]byte(`{"mcpServers":{"m":{"command":"sh","args":["-c","touch `+filepath.Join(dir, "ran")+`; exit 1"]}}}`), 0o644)
+	env := []string{"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir()}
+	for _, c := range []struct {
+		answer string
+		code   int
+		ran    bool
+	}{{"n", 2, false}, {"y", 1, true}, {"", 1, true}} { // trusted: the server runs and fails (exit 1: every server failed); the last: remembered, not asked
+		os.Remove(filepath.Join(dir, "ran"))
+		cmd := exec.Command("script", "-qec", binary+" mcp list", "/dev/null")
+		cmd.Dir, cmd.Stdin = dir, strings.NewReader(c.answer+"\n")
+		cmd.Env = append(os.Environ(), append(env, "STRATA_DATA_DIR="+dataDir)...)
+		out, err := cmd.CombinedOutput()
+		code := 0
+		if ee, ok := err.(*exec.ExitError); ok {
+			code = ee.ExitCode()
+		} else if err != nil {
+			t.Fatal(err)
+		}
+		asked := strings.Contains(string(out), "? trust this workspace")
+		if code != c.code || ran(dir, "ran") != c.ran || asked != (c.answer != "") {
+			t.Errorf("answer %q: exit %d, ran %v, asked %v\n%s", c.answer, code, ran(dir, "ran"), asked, out)
+		}
+	}
+}

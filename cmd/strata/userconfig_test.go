@@ -1,0 +1,144 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+)
+
+// writeConfig writes a config file and returns the STRATA_CONFIG setting.
+func writeConfig(t *testing.T, body string) string {
+	t.Helper()
+	p := filepath.Join(t.TempDir(), "config.yaml")
+	if err := os.WriteFile(p, []byte(body), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// The config file sets defaults for run/render; an environment variable
+// beats the file and a flag beats both; 'strata config' shows each value
+// with where it came from (file:line, env, flag, default).
+func TestConfigFileDefaultsAndPrecedence(t *testing.T) {
+	cfg := writeConfig(t, "# my defaults\nprovider: openai\nlayout: kiro\nmodel: gpt-4.1\nmax_turns: 7\nbase_urls:\n  anthropic: http://127.0.0.1:9/from-file\n")
+	env := []string{"STRATA_CONFIG=" + cfg}
+	ws := t.TempDir()
+
+	r := runCLI(t, ws, env, "render", "--explain", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "layout kiro ·") {
+		t.Errorf("render --explain with the file's layout: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, ws, env, "render", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, "provider openai-chat · model gpt-4.1") {
+		t.Errorf("render with the file's provider and model: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCLI(t, ws, append(env, "STRATA_LAYOUT=panels"), "render", "--explain", "hi")
+	if !strings.Contains(r.stdout, "layout panels ·") {
+		t.Errorf("STRATA_LAYOUT did not beat the file:\n%s", r.stdout)
+	}
+	r = runCLI(t, ws, append(env, "STRATA_LAYOUT=panels"), "render", "--explain", "--layout", "flat", "hi")
+	if !strings.Contains(r.stdout, "layout flat ·") {
+		t.Errorf("--layout did not beat env and file:\n%s", r.stdout)
+	}
+
+	r = runCLI(t, ws, append(env, "STRATA_MODEL=gpt-5"), "config", "--approve", "all", "--format", "json")
+	if r.code != 0 {
+		t.Fatalf("config: exit %d: %s", r.code, r.stderr)
+	}
+	var got struct {
+		File     string
+		Settings []origin
+	}
+	if err := json.Unmarshal([]byte(r.stdout), &got); err != nil {
+		t.Fatal(err)
+	}
+	from := map[string]string{}
+	for _, o := range got.Settings {
+		from[o.Key] = o.Value + " @ " + o.Source
+	}
+	for key, want := range map[string]string{
+		"provider":              "openai @ " + cfg + ":2",
+		"layout":                "kiro @ " + cfg + ":3",
+		"model":                 "gpt-5 @ env STRATA_MODEL",
+		"max_turns":             "7 @ " + cfg + ":5",
+		"approve":               "all @ flag --approve",
+		"max_tokens":            "0 @ default",
+		"base_urls.anthropic":   "http://127.0.0.1:9/from-file @ " + cfg + ":7",
+		"base_urls.openai-chat": "(the SDK's default) @ default",
+	} {
+		if from[key] != want {
+			t.Errorf("%s = %q, want %q", key, from[key], want)
+		}
+	}
+	if got.File != cfg {
+		t.Errorf("file = %q, want %q", got.File, cfg)
+	}
+	r = runCLI(t, ws, env, "config")
+	if !strings.Contains(r.stdout, "config file: "+cfg+" (read)") || !strings.Contains(r.stdout, "layout  ") {
+		t.Errorf("config table:\n%s", r.stdout)
+	}
+}
+
+// base_urls in the file point the provider at another server unless the
+// provider's own variable is set.
+func TestConfigFileBaseURL(t *testing.T) {
+	m, err := replay.AnthropicStream("m1", llm.Usage{Input: 5, Output: 2}, llm.StopEndTurn, llm.TextBlock("from the configured server"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewServer(m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cfg := writeConfig(t, "provider: anthropic\nbase_urls:\n  anthropic: "+srv.URL()+"\n")
+	r := runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + cfg, "ANTHROPIC_API_KEY=test"}, "run", "hi")
+	if r.code != 0 || !strings.Contains(r.stdout, "from the configured server") || len(srv.Received()) != 1 {
+		t.Errorf("run with base_urls.anthropic: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + cfg, "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=http://127.0.0.1:1"},
+		"run", "--request-timeout", "5s", "hi")
+	if r.code == 0 || len(srv.Received()) != 1 {
+		t.Errorf("ANTHROPIC_BASE_URL did not beat the file: exit %d, %d requests at the file's server", r.code, len(srv.Received()))
+	}
+}
+
+// A bad config file fails run (exit 2) with FILE:LINE, the key and what is
+// wanted; a missing file is no error.
+func TestBadConfigFile(t *testing.T) {
+	for _, tc := range []struct{ name, body, want string }{
+		{"unknown key", "provider: anthropic\nmodle: x\n", `:2: modle: unknown key (did you mean "model"? valid: provider, model, layout`},
+		{"unknown key far from any", "colour: red\n", ":1: colour: unknown key (valid: provider"},
+		{"not a number", "max_turns: many\n", ":1: max_turns: want a whole number ≥ 0, got \"many\""},
+		{"bad duration", "\n\nrequest_timeout: soon\n", ":3: request_timeout: want a duration such as 90s"},
+		{"unknown layout", "layout: fancy\n", `:1: layout: unknown layout "fancy" (valid: `},
+		{"unknown provider", "provider: acme\n", `:1: provider: unknown provider "acme" (valid: `},
+		{"bad approval", "approve: maybe\n", `:1: approve: "maybe" (valid: ask, allowlist, all)`},
+		{"list for a value", "model:\n  - a\n", ":2: model: want a single value, not a list"},
+		{"bad base url", "base_urls:\n  anthropic: localhost\n", `:2: base_urls.anthropic: want a URL such as http://127.0.0.1:8080, got "localhost"`},
+		{"unknown base url provider", "base_urls:\n  acme: http://x\n", `:2: base_urls.acme: unknown provider "acme"`},
+		{"yaml syntax", "layout: [kiro\n", ":1: not valid YAML: "},
+		{"not a mapping", "- layout\n", ":1: want a mapping of settings"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cfg := writeConfig(t, tc.body)
+			r := runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + cfg}, "run", "hi")
+			if r.code != 2 || !strings.Contains(r.stderr, "strata: "+cfg+tc.want) {
+				t.Errorf("exit %d, stderr:\n%s\nwant 2 and %q", r.code, r.stderr, cfg+tc.want)
+			}
+		})
+	}
+	r := runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + filepath.Join(t.TempDir(), "absent.yaml")}, "config")
+	if r.code != 0 || !strings.Contains(r.stdout, "not found; built-in defaults apply") {
+		t.Errorf("missing config file: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, t.TempDir(), []string{"STRATA_LAYOUT=fancy"}, "run", "hi")
+	if r.code != 2 || !strings.Contains(r.stderr, `STRATA_LAYOUT=fancy: unknown layout "fancy"`) {
+		t.Errorf("bad STRATA_LAYOUT: exit %d %s", r.code, r.stderr)
+	}
+}

@@ -1,0 +1,108 @@
+package strata
+
+import (
+	"context"
+	"sync"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/tool"
+)
+
+// fixedPanels is implemented by layouts that show Context Pilot's fixed
+// panels (prompt/panels): the runtime gathers the panels' sources
+// (prompt.Context.Todos, Agents, Logs) only for them, so other layouts send
+// the same requests and cost no extra reads.
+type fixedPanels interface{ FixedPanels() bool }
+
+// wantsPanels reports whether l shows the fixed panels.
+func wantsPanels(l prompt.Layout) bool {
+	f, ok := l.(fixedPanels)
+	return ok && f.FixedPanels()
+}
+
+// panelLog keeps a loop's log entries for the Logs panel: compaction,
+// denied tool calls, provider errors, stops and progress lines, with the
+// time the bus stamped them. Safe for concurrent use.
+type panelLog struct {
+	mu      sync.Mutex
+	entries []prompt.LogEntry
+}
+
+// observe is a SubscribeSync observer: it only appends under a lock.
+func (l *panelLog) observe(e event.Event) {
+	text := e.Text
+	switch e.Kind {
+	case event.Compaction, event.Progress, event.AgentStopped:
+	case event.ToolCallDenied:
+		name := ""
+		if e.ToolCall != nil {
+			name = e.ToolCall.Name
+		}
+		text = "tool call " + name + " denied: " + e.Text
+	case event.ProviderError:
+		text = "provider " + e.Provider + " error: " + e.Error
+	default:
+		return
+	}
+	l.mu.Lock()
+	l.entries = append(l.entries, prompt.LogEntry{At: e.Time.UnixMilli(), Text: text})
+	l.mu.Unlock()
+}
+
+func (l *panelLog) snapshot() []prompt.LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]prompt.LogEntry(nil), l.entries...)
+}
+
+// workspaceAgents lists the workspace's own agent files for the library
+// panel (global agents under the home directory are left out: they differ
+// per machine, and a request must not depend on who renders it).
+func workspaceAgents(dir string) []prompt.LibraryEntry {
+	var out []prompt.LibraryEntry
+	for _, a := range FindAgents(dir) {
+		if a.Scope != "workspace" {
+			continue
+		}
+		desc := ""
+		if ld, err := LoadAgent(a.Path, dir); err == nil {
+			desc = ld.Config.Description
+		}
+		out = append(out, prompt.LibraryEntry{Name: a.Name, Description: desc, Path: rel(dir, a.Path)})
+	}
+	return out
+}
+
+// panelSources adds to cfg what the fixed panels show: the workspace's
+// agents (read once), the loop's log (from bus, when there is one) and,
+// before every request, the todo_list lists read from env's workspace. A
+// list that cannot be read is logged in the Logs panel, not fatal.
+func (w *Workspace) panelSources(cfg *agent.Config, env *tool.Env, bus *event.Bus) {
+	if !wantsPanels(cfg.Layout) {
+		return
+	}
+	cfg.Context.Agents = workspaceAgents(w.dir)
+	log := &panelLog{}
+	if bus != nil {
+		bus.SubscribeSync(log.observe)
+	}
+	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "panel sources", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
+		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+			lists, err := tool.LoadTodos(env)
+			p.Context.Todos = nil
+			for _, t := range lists {
+				pt := prompt.Todo{ID: t.ID, Description: t.Description, Changed: t.Modified.UnixMilli()}
+				for _, task := range t.Tasks {
+					pt.Tasks = append(pt.Tasks, prompt.TodoTask{Task: task.Task, Done: task.Completed})
+				}
+				p.Context.Todos = append(p.Context.Todos, pt)
+			}
+			p.Context.Logs = log.snapshot()
+			if err != nil {
+				p.Context.Logs = append(p.Context.Logs, prompt.LogEntry{At: p.Context.Now, Text: "todo lists: " + err.Error()})
+			}
+			return agent.Verdict{}, nil
+		}})
+}

@@ -1,0 +1,181 @@
+package strata
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path"
+	"strings"
+	"sync"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/tool"
+)
+
+// subagents are the workspaces use_subagent delegates to, one per agent
+// name, opened on first use and closed with the parent workspace. Each is a
+// whole agent — its own prompt and resources, tools, MCP servers, hooks
+// and model — sharing the parent's directory, provider, store and options.
+type subagents struct {
+	mu sync.Mutex
+	ws map[string]*Workspace
+}
+
+// subAgentSettings returns the agent's toolsSettings for use_subagent
+// (kiro: "subagent": {availableAgents, trustedAgents}); zero for the
+// default agent.
+func (w *Workspace) subAgentSettings() config.ToolSettings {
+	if w.agent.Config == nil {
+		return config.ToolSettings{}
+	}
+	return w.agent.Config.ToolSettings(agent.SubAgentToolName)
+}
+
+// listed reports whether name matches one of patterns (an exact name or a
+// path.Match pattern such as "review*").
+func listed(patterns []string, name string) bool {
+	for _, p := range patterns {
+		if ok, _ := path.Match(p, name); ok || p == name {
+			return true
+		}
+	}
+	return false
+}
+
+// availableSubAgents lists the workspace's agents (FindAgents) that
+// availableAgents names, with their descriptions, for use_subagent's
+// description. Agent files that do not load are left out.
+func (w *Workspace) availableSubAgents() []agent.SubAgent {
+	st := w.subAgentSettings()
+	if len(st.AvailableAgents) == 0 {
+		return nil
+	}
+	var out []agent.SubAgent
+	seen := map[string]bool{}
+	for _, f := range FindAgents(w.dir) {
+		if seen[f.Name] || !listed(st.AvailableAgents, f.Name) {
+			continue
+		}
+		seen[f.Name] = true
+		a, err := config.LoadAgent(f.Path)
+		if err != nil {
+			continue
+		}
+		out = append(out, agent.SubAgent{Name: f.Name, Description: a.Description})
+	}
+	return out
+}
+
+// trustedSubAgent reports whether a use_subagent call names an agent of
+// trustedAgents: such a call runs without asking (kiro's subagent
+// settings).
+func (w *Workspace) trustedSubAgent(c llm.Block) bool {
+	if c.Name != agent.SubAgentToolName {
+		return false
+	}
+	var in struct{ Agent string }
+	if json.Unmarshal(c.Input, &in) != nil || in.Agent == "" {
+		return false
+	}
+	return listed(w.subAgentSettings().TrustedAgents, in.Agent)
+}
+
+// childWorkspace returns the workspace of the agent name for use_subagent,
+// opening it (its MCP servers launched, its agentSpawn hooks run) on first
+// use. name must be listed in availableAgents; the error says which are.
+func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace, error) {
+	st := w.subAgentSettings()
+	if !listed(st.AvailableAgents, name) {
+		avail := "none"
+		if len(st.AvailableAgents) > 0 {
+			avail = strings.Join(st.AvailableAgents, ", ")
+		}
+		return nil, fmt.Errorf("agent %q is not available as a sub-agent: the agent's toolsSettings.subagent.availableAgents lists %s", name, avail)
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return nil, ErrClosed
+	}
+	if w.children == nil {
+		w.children = &subagents{ws: map[string]*Workspace{}}
+	}
+	ch := w.children
+	w.mu.Unlock()
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if c := ch.ws[name]; c != nil {
+		return c, nil
+	}
+	file, err := ResolveAgent(w.dir, name)
+	if err != nil {
+		return nil, err
+	}
+	o := w.opts
+	o.Agent = file
+	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov}
+	c.prov.srv = nil // the parent's replay server, if any, stays the parent's
+	if err := c.loadAgent(context.WithoutCancel(ctx)); err != nil {
+		c.Close()
+		return nil, err
+	}
+	if m := c.agent.Config.Model; m != "" && w.opts.Model == "" && w.opts.Provider == nil {
+		c.prov.model = providerModel(c.prov.name, m, false, nil) // kiro runs each agent on its own model
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if w.closed {
+		c.Close()
+		return nil, ErrClosed
+	}
+	w.agentClosers = append(w.agentClosers, func() { c.Close() })
+	ch.ws[name] = c
+	return c, nil
+}
+
+// newChild builds use_subagent's child loops on the parent loop's bus,
+// tool environment, mode and approver. With no agent name (or the current
+// agent's) the child is the current agent again: self, a fresh layout
+// instance and no use_subagent. Another name runs that agent of the
+// workspace (childWorkspace) with its own loop configuration, tools and
+// use_subagent included.
+func (w *Workspace) newChild(self agent.Config, env *tool.Env, mode agent.Mode, approver agent.Approver) agent.NewChildFunc {
+	return func(ctx context.Context, name string) (*agent.Agent, error) {
+		if name == "" || (w.agent.Config != nil && name == w.agent.Config.Name) ||
+			(w.agent.Config != nil && name == strings.TrimSuffix(pathBase(w.opts.Agent), ".json")) {
+			c := self
+			c.Hooks = w.loopHooks() // a task-context hook of the child's own
+			layout, err := prompt.Lookup(w.opts.Layout)
+			if err != nil {
+				return nil, err
+			}
+			c.Layout = layout
+			return agent.New(c)
+		}
+		cw, err := w.childWorkspace(ctx, name)
+		if err != nil {
+			return nil, err
+		}
+		prov, err := cw.prov.client()
+		if err != nil {
+			return nil, err
+		}
+		e := cw.env(env.Workdir)
+		e.Editor, e.Terminal = env.Editor, env.Terminal
+		cfg, err := cw.loopConfig(prov, e, self.Bus, mode, approver, nil)
+		if err != nil {
+			return nil, err
+		}
+		return agent.New(cfg)
+	}
+}
+
+func pathBase(p string) string {
+	if i := strings.LastIndexAny(p, `/\`); i >= 0 {
+		return p[i+1:]
+	}
+	return p
+}

@@ -1,0 +1,126 @@
+package strata
+
+import (
+	"context"
+	"errors"
+	"fmt"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/mcp"
+	"github.com/strata-agent/strata/tool"
+)
+
+// ErrPromptRunning is returned by Session.SwapAgent while a prompt runs:
+// an agent swap happens between prompts.
+var ErrPromptRunning = errors.New("strata: a prompt is running")
+
+// loopParts are what a session's loop is built from besides the
+// workspace's agent: kept so an agent swap can build the new agent's loop
+// on the same tool environment, approval mode, approver and session MCP
+// servers.
+type loopParts struct {
+	env      *tool.Env
+	mode     agent.Mode
+	approver agent.Approver
+	extra    []tool.Tool  // the session's own MCP tools
+	own      *mcp.Manager // the session's own MCP servers (nil = none)
+}
+
+// SwapAgent makes ref (an agent name or file, as Options.Agent) the agent
+// of the session's workspace, as kiro's `/agent swap` does (kiro-cli turn
+// anatomy, MCP: the swap "terminates ALL existing servers, creates a fresh
+// McpManager, and relaunches from the new agent's config"): every MCP
+// server of the old agent (and of its sub-agents) is terminated, the new
+// agent is loaded, its servers launched and frozen and its agentSpawn hooks
+// run; then the session's loop continues with the new agent's prompt,
+// resources, tools, hooks and model, keeping the conversation. The
+// session's own MCP servers (SessionOptions.MCPServers, an ACP client's)
+// are the client's, not the agent's, and keep running.
+//
+// The new agent file is loaded and checked before anything is stopped: an
+// unknown name or invalid file is a *ConfigError and changes nothing. It
+// returns ErrPromptRunning while a prompt runs and ErrClosed after Close.
+//
+// The swap changes the workspace: other sessions opened on it keep loops
+// built on the old agent, whose MCP servers are gone. Swap only where the
+// session is the workspace's only one (`strata chat`; the ACP server
+// refuses /agent while other sessions are open), and never while another
+// session of the workspace runs a prompt: SwapAgent does not synchronise
+// with them.
+func (s *Session) SwapAgent(ctx context.Context, ref string) error {
+	s.mu.Lock()
+	closed, running, parts := s.closed, s.stop != nil, s.parts
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case running:
+		return fmt.Errorf("swap to agent %q: %w; wait for it to end or cancel it", ref, ErrPromptRunning)
+	}
+	w := s.ws
+	if err := w.swapAgent(ctx, ref); err != nil {
+		return err
+	}
+	prov, err := w.prov.client()
+	if err != nil {
+		return err
+	}
+	cfg, err := w.loopConfig(prov, parts.env, s.bus, parts.mode, parts.approver, parts.extra)
+	if err != nil {
+		return err
+	}
+	var a *agent.Agent
+	if len(s.agent.History()) == 0 { // nothing stored yet: the loop starts under the new agent
+		a, err = agent.Restore(cfg, s.agent.LoopID(), nil, 0)
+	} else {
+		a, _, err = restoreLoop(ctx, w.store, cfg, s.agent.LoopID())
+	}
+	if err != nil {
+		return fmt.Errorf("swap to agent %q: continue loop %s: %w", ref, s.agent.LoopID(), err)
+	}
+	s.agent = a
+	s.mcp = nil
+	if w.mcp != nil {
+		s.mcp = append(s.mcp, w.mcp)
+	}
+	if parts.own != nil {
+		s.mcp = append(s.mcp, parts.own)
+	}
+	return nil
+}
+
+// swapAgent replaces the workspace's agent with ref: load and check it,
+// release everything of the old agent (agentClosers: MCP servers,
+// knowledge index, sub-agent workspaces), then activate the new one.
+func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
+	path, err := ResolveAgent(w.dir, ref)
+	if err != nil {
+		return err
+	}
+	if _, err := LoadAgent(path, w.dir); err != nil {
+		return err
+	}
+	w.mu.Lock()
+	if w.closed {
+		w.mu.Unlock()
+		return ErrClosed
+	}
+	old := w.agentClosers
+	w.agentClosers, w.children = nil, nil
+	w.mu.Unlock()
+	for i := len(old) - 1; i >= 0; i-- {
+		old[i]()
+	}
+	w.opts.Agent = path
+	w.agent, w.tools, w.mcp, w.mcpNames, w.hooks = nil, nil, nil, nil, nil
+	if err := w.loadAgent(ctx); err != nil {
+		return fmt.Errorf("swap to agent %s: %w", path, err)
+	}
+	if m := w.agent.Config.Model; m != "" && w.opts.Model == "" && w.opts.Provider == nil {
+		w.prov.model = providerModel(w.prov.name, m, false, nil)
+	}
+	return nil
+}
+
+// Workspace returns the workspace the session belongs to.
+func (s *Session) Workspace() *Workspace { return s.ws }

@@ -1,0 +1,187 @@
+package strata
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/strata-agent/strata/config"
+)
+
+// ErrUntrusted is matched (errors.Is) by the error Open returns when
+// Options.Trust refuses the workspace's commands: its hooks and MCP servers
+// did not run.
+var ErrUntrusted = errors.New("workspace commands not trusted")
+
+// TrustCommand is one command a workspace's files would make strata run: a
+// hook of the agent file, or an MCP server of the agent file or of an
+// mcp.json (.kiro/settings/mcp.json, .amazonq/mcp.json, .mcp.json, the
+// user's global ones).
+type TrustCommand struct {
+	// Kind is "hook" or "mcp".
+	Kind string `json:"kind"`
+	// Name is the hook's event and matcher ("preToolUse fs_write",
+	// "agentSpawn") or the MCP server's name.
+	Name string `json:"name"`
+	// Source is the file the command comes from (not part of the hash).
+	Source string `json:"source,omitempty"`
+	// Command is the hook's shell command (run with `bash -c`) or the stdio
+	// server's program; "" for a server reached by URL.
+	Command string `json:"command,omitempty"`
+	// Args are the server's arguments.
+	Args []string `json:"args,omitempty"`
+	// Env are the names (not the values) of the variables the server
+	// sets, sorted.
+	Env []string `json:"env,omitempty"`
+	// URL is the endpoint of an HTTP MCP server.
+	URL string `json:"url,omitempty"`
+}
+
+// String returns the command as a shell would show it: the program, its
+// arguments and env names, or the URL. Text holding a character that is
+// not printable (a terminal escape sequence that could hide part of the
+// command from the person asked, a newline) is shown Go-quoted ("\x1b[2K").
+func (c TrustCommand) String() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s %s: ", c.Kind, visible(c.Name))
+	if c.URL != "" {
+		b.WriteString(visible(c.URL))
+	}
+	if len(c.Env) > 0 {
+		fmt.Fprintf(&b, "[env %s] ", visible(strings.Join(c.Env, ",")))
+	}
+	b.WriteString(visible(c.Command))
+	for _, a := range c.Args {
+		b.WriteString(" " + shellQuote(a))
+	}
+	return b.String()
+}
+
+// visible returns s, or s Go-quoted when it holds a non-printable
+// character.
+func visible(s string) string {
+	if strings.IndexFunc(s, func(r rune) bool { return !unicode.IsPrint(r) && r != ' ' }) >= 0 {
+		return strconv.Quote(s)
+	}
+	return s
+}
+
+// shellQuote quotes s for display when it holds shell-special characters
+// (Go-quoted when it holds non-printable ones).
+func shellQuote(s string) string {
+	if v := visible(s); v != s {
+		return v
+	}
+	if s != "" && !strings.ContainsAny(s, " \t\n'\"\\$`;&|<>()*?[]{}!#~") {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
+}
+
+// TrustRequest is what Options.Trust decides on: the commands a workspace's
+// files would run, before any of them runs.
+type TrustRequest struct {
+	// Dir is the workspace root (absolute).
+	Dir string
+	// Agent is the agent file's path ("" for strata's default agent).
+	Agent string
+	// Commands are the hooks (events sorted by name, each event's hooks in
+	// file order) and the enabled MCP servers (in the order given).
+	Commands []TrustCommand
+	// Hash is the hex SHA-256 of the commands' kind, name, command, args,
+	// env names and URL (not Source): a decision remembered for one hash
+	// does not cover a changed command.
+	Hash string
+}
+
+// TrustFunc decides whether the workspace's commands may run: nil trusts
+// them; an error refuses them and Open returns it wrapped with ErrUntrusted
+// (as a *ConfigError). It is called at most once per Open, on Open's
+// goroutine, before any hook or MCP server starts, and only when there is
+// at least one command; it may block (to ask a person) until ctx is done.
+type TrustFunc func(ctx context.Context, r TrustRequest) error
+
+// NewTrustRequest lists the commands of hooks (events sorted by name, each
+// event's hooks in file order) and of the enabled servers (in the given
+// order) for the workspace dir and agent file agentPath ("" for none), and
+// hashes them. dir is made absolute.
+func NewTrustRequest(dir, agentPath string, hooks config.Hooks, servers []config.NamedMCPServer) TrustRequest {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	r := TrustRequest{Dir: dir, Agent: agentPath}
+	events := make([]string, 0, len(hooks))
+	for ev := range hooks {
+		events = append(events, ev)
+	}
+	sort.Strings(events)
+	for _, ev := range events {
+		for _, h := range hooks[ev] {
+			name := ev
+			if h.Matcher != "" {
+				name += " " + h.Matcher
+			}
+			r.Commands = append(r.Commands, TrustCommand{Kind: "hook", Name: name, Source: agentPath, Command: h.Command})
+		}
+	}
+	for _, s := range servers {
+		if s.Server.Disabled {
+			continue
+		}
+		env := make([]string, 0, len(s.Server.Env))
+		for k := range s.Server.Env {
+			env = append(env, k)
+		}
+		sort.Strings(env)
+		r.Commands = append(r.Commands, TrustCommand{Kind: "mcp", Name: s.Name, Source: s.Source,
+			Command: s.Server.Command, Args: s.Server.Args, Env: env, URL: s.Server.URL})
+	}
+	r.Hash = trustHash(r.Commands)
+	return r
+}
+
+// trustRequest is NewTrustRequest without what o disables.
+func trustRequest(dir, agentPath string, hooks config.Hooks, servers []config.NamedMCPServer, o Options) TrustRequest {
+	if o.DisableHooks {
+		hooks = nil
+	}
+	if o.DisableMCP {
+		servers = nil
+	}
+	return NewTrustRequest(dir, agentPath, hooks, servers)
+}
+
+// trustHash hashes the commands without their Source.
+func trustHash(cmds []TrustCommand) string {
+	h := sha256.New()
+	enc := json.NewEncoder(h)
+	for _, c := range cmds {
+		c.Source = ""
+		_ = enc.Encode(c) // a struct of strings always encodes
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// CheckTrust asks trust about the commands r lists, when there are any and
+// trust is not nil: nil when they may run, else a *ConfigError matching
+// ErrUntrusted and wrapping trust's reason.
+func CheckTrust(ctx context.Context, trust TrustFunc, r TrustRequest) error {
+	if trust == nil || len(r.Commands) == 0 {
+		return nil
+	}
+	if err := trust(ctx, r); err != nil {
+		if !errors.Is(err, ErrUntrusted) {
+			err = fmt.Errorf("%w: %w", ErrUntrusted, err)
+		}
+		return &ConfigError{Err: err}
+	}
+	return nil
+}
