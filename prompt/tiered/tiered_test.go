@@ -105,3 +105,104 @@ func TestDeterministic(t *testing.T) {
 		}
 	}
 }
+
+// chat builds request n of a plain conversation (no tools) with one stable
+// file: the tiered-assembly design's own setting.
+func chat(n int) *prompt.Context {
+	c := &prompt.Context{Model: "m", System: "sys"}
+	c.Files = []prompt.File{{Path: "src/main.py", Content: "print(1)"}}
+	for i := 0; i < n; i++ {
+		c.History = append(c.History, llm.UserText(fmt.Sprintf("prompt %d", i)), llm.AssistantText(fmt.Sprintf("answer %d", i)))
+	}
+	c.History = append(c.History, llm.UserText(fmt.Sprintf("prompt %d", n)))
+	return c
+}
+
+// The design's message array: "[N] user L1: symbols + files / [N+1]
+// assistant "Ok." / [N+] L1 history pairs / ── cache breakpoint ──", and the
+// same for L2 and L3. Roles alternate natively: each tier's pair, then its
+// history pairs, then its breakpoint.
+func TestTierBlockIsPairThenHistoryThenBreakpoint(t *testing.T) {
+	l := New()
+	var req *llm.Request
+	for n := 0; n < 8; n++ {
+		var err error
+		if req, _, err = l.Assemble(chat(n)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Request 8: src/main.py has been unchanged for 7 requests (L2 at 6);
+	// the oldest history pairs are in L3/L2 too.
+	var roles []string
+	for _, m := range req.Messages {
+		roles = append(roles, string(m.Role))
+	}
+	for i := 1; i < len(roles); i++ {
+		if roles[i] == roles[i-1] {
+			t.Fatalf("messages %d and %d are both %s: %v", i-1, i, roles[i], roles)
+		}
+	}
+	pair := -1
+	for i, m := range req.Messages {
+		if strings.HasPrefix(m.Text(), FilesL2Header+Fenced("src/main.py", "print(1)")) {
+			pair = i
+		}
+	}
+	if pair < 0 {
+		t.Fatalf("no L2 block (%q) in %v", FilesL2Header, roles)
+	}
+	if req.Messages[pair].Role != llm.RoleUser || req.Messages[pair+1].Text() != "Ok." {
+		t.Fatalf("L2 block is not a user message answered by \"Ok.\": %+v", req.Messages[pair:pair+2])
+	}
+	// Then native history pairs of the tier, then the breakpoint on the last one.
+	next := req.Messages[pair+2]
+	if next.Role != llm.RoleUser || !strings.HasPrefix(next.Text(), "prompt ") {
+		t.Fatalf("after the L2 pair: %q, want a native user prompt", next.Text())
+	}
+	bp := -1
+	for _, b := range req.Breakpoints {
+		if b.Target == llm.BreakMessage && b.Message > pair && (bp < 0 || b.Message < bp) {
+			bp = b.Message
+		}
+	}
+	if bp < 0 || req.Messages[bp].Role != llm.RoleAssistant || !strings.HasPrefix(req.Messages[bp].Text(), "answer ") {
+		t.Fatalf("the L2 breakpoint is on message %d, want the last native answer of the tier", bp)
+	}
+}
+
+// A section pair never separates a tool_use from its tool_result: in a tool
+// loop the tier's text is sent after the tool results.
+func TestToolLoopKeepsResultNextToCall(t *testing.T) {
+	l := New()
+	for n := 0; n < 12; n++ {
+		req, _, err := l.Assemble(session(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := 1; i < len(req.Messages); i++ {
+			if req.Messages[i].Role == req.Messages[i-1].Role {
+				t.Fatalf("request %d: messages %d and %d are both %s", n, i-1, i, req.Messages[i].Role)
+			}
+		}
+	}
+}
+
+func TestTieredFlatHasNoBreakpoints(t *testing.T) {
+	l, err := prompt.Lookup("tiered-flat")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n < 16; n++ {
+		req, bd, err := l.Assemble(session(n))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(req.Breakpoints) != 0 || bd.Layout != "tiered-flat" {
+			t.Fatalf("request %d: %d breakpoints, layout %q", n, len(req.Breakpoints), bd.Layout)
+		}
+		if n == 15 && !strings.Contains(req.Messages[len(req.Messages)-1].Text(), FilesActiveHeader) &&
+			!strings.HasPrefix(req.Messages[0].Text(), FilesActiveHeader) {
+			t.Errorf("the flat fallback does not send every file as a working file")
+		}
+	}
+}
