@@ -313,6 +313,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		Hooks: append(slices.Clip(w.hooks), o.Hooks...), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now,
 	}
+	w.repo.apply(&cfg, layout)
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
 		child := cfg

@@ -23,6 +23,7 @@ type renderFlags struct {
 	session, db, now, tokens                   string
 	explain, live                              bool
 	knobs                                      knobFlags
+	context                                    contextFlags
 	maxTokens                                  int64
 	dir                                        string // project root ("" = working directory); set by tests
 }
@@ -63,6 +64,7 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
 	f.knobs.add(fl)
+	f.context.add(fl)
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k_base for OpenAI models; cl100k_base, an approximation, for Claude; "+
 		"o200k_base as an estimate for other models, whose tokenizers are not bundled) or estimate (≈4 bytes/token)")
 	return cmd
@@ -88,6 +90,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	}
 	o := strata.Options{Dir: f.dir, Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Params: params,
 		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: os.Stderr}
+	f.context.apply(&o)
 	if f.session != "" {
 		st, err := openStore(f.db)
 		if err != nil {

@@ -24,6 +24,7 @@ type runFlags struct {
 	provider, model, layout, format, agentFile string
 	approve, session, db                       string
 	maxTurns                                   int
+	context                                    contextFlags
 	maxTokens, maxSessionTokens                int64
 	replayFiles                                []string
 	replayDelay                                time.Duration
@@ -111,6 +112,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0,
 		"fail a model call still unfinished after this long, retries and the streamed answer included (0 = no limit)")
 	f.knobs.add(fl)
+	f.context.add(fl)
 }
 
 // limits returns the llm.Limits of --stream-idle-timeout, --max-retry-delay
@@ -262,6 +264,7 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
 		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: os.Stderr}
+	f.context.apply(&o)
 	if f.compact {
 		p := compact.Default
 		o.Compaction = &p
