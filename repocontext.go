@@ -39,6 +39,7 @@ type repoContext struct {
 	index        *symbols.Index
 	urls         []prompt.URLDoc
 	review       string
+	off          bool // Options.DisableRepoContext
 }
 
 // openRepoContext validates and gathers what Options ask for: every URL is
@@ -57,8 +58,8 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 	if o.Review != "" && !needs.Review {
 		return nil, configErrorf("review base %q given but layout %s does not place review context: use --layout tiered", o.Review, o.Layout)
 	}
-	r := &repoContext{index: &symbols.Index{Root: dir}}
-	if needs.Reminder {
+	r := &repoContext{index: &symbols.Index{Root: dir}, off: o.DisableRepoContext}
+	if needs.Reminder && !r.off {
 		r.reminderFile, r.reminderOpt = o.ReminderFile, o.ReminderFile != ""
 		if !r.reminderOpt {
 			r.reminderFile = DefaultReminderFile
@@ -101,7 +102,7 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 	if needs.Review {
 		cfg.Context.Review = r.review
 	}
-	if !needs.FileTree && !needs.Symbols && !needs.Reminder {
+	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder {
 		return
 	}
 	env := cfg.Env

@@ -144,6 +144,10 @@ type Options struct {
 	Tools []tool.Tool
 	// NoBuiltins offers no built-in tool (only Tools and MCP tools).
 	NoBuiltins bool
+	// DisableRepoContext gathers no file tree, symbol map or reminder for
+	// layouts that ask for them (a replay of a session recorded in another
+	// repository, where the local files would only add noise).
+	DisableRepoContext bool
 	// DisableMCP does not launch the agent's MCP servers; DisableHooks runs
 	// none of its hooks (agentSpawn, userPromptSubmit, pre/postToolUse).
 	DisableMCP, DisableHooks bool

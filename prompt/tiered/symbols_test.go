@@ -31,7 +31,7 @@ func symbolContext(n int) *prompt.Context {
 // symbol:{path} items and move into tiers under "# Repository Structure
 // (continued)".
 func TestSymbolMapLegendTiersAndExclusion(t *testing.T) {
-	l := New()
+	l := fixed()
 	var req *llm.Request
 	for n := 0; n < 8; n++ {
 		var err error

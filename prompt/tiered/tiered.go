@@ -50,6 +50,13 @@ type Layout struct {
 // New returns a tiered layout with a fresh stability tracker.
 func New() *Layout { return &Layout{} }
 
+// NewWith returns a tiered layout whose tracker uses th and, when eager,
+// promotes every eligible item at once (stability.Tracker.Eager): the
+// variants docs/tiered.md measures to choose the defaults.
+func NewWith(th stability.Thresholds, eager bool) *Layout {
+	return &Layout{tracker: stability.Tracker{Thresholds: th, Eager: eager}}
+}
+
 // NewFlat returns the flat fallback: the same sections, every item active,
 // no cache breakpoint.
 func NewFlat() *Layout { return &Layout{Flat: true} }
