@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/strata-agent/strata/internal/benchcache"
@@ -100,10 +101,18 @@ func TestEveryLayoutKeepsProviderConversationRules(t *testing.T) {
 		}
 		for _, name := range prompt.Names() {
 			t.Run(string(sc)+"/"+name, func(t *testing.T) {
+				// One goroutine per wire API: each has its own encoder and
+				// layout instances.
+				found := make([]error, len(encs))
+				var wg sync.WaitGroup
+				for i, e := range encs {
+					wg.Go(func() { found[i] = checkLayout(name, e, sessions) })
+				}
+				wg.Wait()
 				var errs []string
-				for _, e := range encs {
-					if err := checkLayout(name, e, sessions); err != nil {
-						errs = append(errs, fmt.Sprintf("%s: %v", e.api, err))
+				for i, err := range found {
+					if err != nil {
+						errs = append(errs, fmt.Sprintf("%s: %v", encs[i].api, err))
 					}
 				}
 				why, known := knownViolations[string(sc)+"/"+name]
