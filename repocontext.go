@@ -91,8 +91,9 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 }
 
 // apply sets cfg's context template and hooks for layout: URL and review
-// context when the layout places them, and a compose_request transform that
-// refreshes the file tree, symbol map and reminder before every request.
+// context when the layout places them, and agent.Config.Gather to refresh
+// the file tree, symbol map and reminder before every request (and on a
+// restored loop's replay).
 // Layouts that ask for none of these get an unchanged cfg.
 func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 	needs := prompt.NeedsOf(layout)
@@ -106,10 +107,7 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 		return
 	}
 	env := cfg.Env
-	cfg.Hooks = append([]agent.Hook{{Name: "repository context", Stage: agent.StageComposeRequest, Phase: agent.PhasePre,
-		Kind: agent.HookTransform, Func: func(ctx context.Context, p *agent.Payload) (agent.Verdict, error) {
-			return agent.Verdict{}, r.fill(ctx, env, needs, p.Context)
-		}}}, cfg.Hooks...)
+	cfg.Gather = func(ctx context.Context, c *prompt.Context) error { return r.fill(ctx, env, needs, c) }
 }
 
 // fill sets the parts of c that needs asks for.

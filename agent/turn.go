@@ -113,6 +113,9 @@ func (a *Agent) warmLayout() error {
 		a.history = full[:j+1]
 		a.compact("", nil)
 		pc := a.context(time.Time{})
+		if a.cfg.Gather != nil {
+			_ = a.cfg.Gather(context.Background(), &pc) // as in call; nothing is emitted while warming
+		}
 		if _, _, err := a.cfg.Layout.Assemble(&pc); err != nil {
 			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
 				a.loopID, a.cfg.Layout.Name(), j, err)
@@ -138,6 +141,11 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *
 	hook := func(st Stage, ph Phase, p Payload) error {
 		p.Stage, p.Phase, p.CorrelationID, p.Turn = st, ph, corr, id
 		return a.runHooks(ctx, &p)
+	}
+	if a.cfg.Gather != nil {
+		if err := a.cfg.Gather(ctx, &pc); err != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id, Text: fmt.Sprintf("gathering the request context failed: %v", err)})
+		}
 	}
 	if err := hook(StageComposeRequest, PhasePre, Payload{Context: &pc}); err != nil {
 		return nil, nil, err
