@@ -27,6 +27,10 @@ type Options struct {
 	Model string
 	// Layouts are the layout names to price, in report order.
 	Layouts []string
+	// Factories, when they hold a name of Layouts, build that layout
+	// instead of prompt.Lookup (variants that are not registered, such as
+	// a tiered layout with other thresholds). Called once per session.
+	Factories map[string]func() prompt.Layout
 	// Counter counts block tokens (nil = token.Estimator, fast).
 	Counter token.Counter
 	// Progress, when set, is called after each trajectory with the number
@@ -120,7 +124,7 @@ func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
 		o.Counter = token.Estimator{}
 	}
 	for _, l := range o.Layouts {
-		if _, err := prompt.Lookup(l); err != nil {
+		if _, err := o.layout(l); err != nil {
 			return nil, err
 		}
 	}
@@ -186,11 +190,19 @@ func api(provider string) llm.API {
 	return llm.APIOpenAIChat
 }
 
+// layout returns a fresh instance of the layout name (Factories first).
+func (o Options) layout(name string) (prompt.Layout, error) {
+	if f, ok := o.Factories[name]; ok {
+		return f(), nil
+	}
+	return prompt.Lookup(name)
+}
+
 func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, error) {
 	tr := TrajectoryResult{Name: s.Name, Calls: len(s.Calls), Layouts: map[string]Totals{}, HitPerCall: map[string][]float64{}}
 	best := -1.0
 	for _, name := range o.Layouts {
-		layout, err := prompt.Lookup(name)
+		layout, err := o.layout(name)
 		if err != nil {
 			return tr, err
 		}
