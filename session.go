@@ -338,6 +338,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		cfg.Compaction = &p
 	}
 	w.panelSources(&cfg, env, bus)
+	w.repo.apply(&cfg, layout)
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
 		self := cfg

@@ -124,6 +124,21 @@ type Options struct {
 	// Layout is the registered name of the request layout (prompt.Names);
 	// "" = DefaultLayout. Every loop gets a fresh instance.
 	Layout string
+	// ReminderFile is the system reminder appended to each user prompt by
+	// layouts that place one (tiered): "" = DefaultReminderFile in Dir,
+	// which may be absent; a named file must exist. It is re-read before
+	// every request.
+	ReminderFile string
+	// URLs are fetched when the workspace opens (256 KiB and 15 s each)
+	// and sent as URL context by layouts that place it (tiered); with any
+	// other layout they are a *ConfigError. A URL that cannot be fetched
+	// fails Open with an error naming it.
+	URLs []string
+	// Review is the base (branch, tag or commit) of review mode: the
+	// summary, commit log, pre-change symbol map and diffs of the
+	// workspace against it (git) are sent as review context by layouts
+	// that place it (tiered). An unknown base is a *ConfigError.
+	Review string
 
 	// Mode is the approval mode of new sessions ("" = agent.ModeAllowlist).
 	Mode agent.Mode
@@ -141,6 +156,10 @@ type Options struct {
 	Tools []tool.Tool
 	// NoBuiltins offers no built-in tool (only Tools and MCP tools).
 	NoBuiltins bool
+	// DisableRepoContext gathers no file tree, symbol map or reminder for
+	// layouts that ask for them (a replay of a session recorded in another
+	// repository, where the local files would only add noise).
+	DisableRepoContext bool
 	// DisableMCP does not launch the agent's MCP servers; DisableHooks runs
 	// none of its hooks (agentSpawn, userPromptSubmit, pre/postToolUse).
 	DisableMCP, DisableHooks bool
@@ -223,6 +242,7 @@ type Workspace struct {
 	hooks    []agent.Hook
 	prov     providerChoice
 	store    session.Store
+	repo     *repoContext // file tree, symbols, reminder, URL and review context
 
 	mu      sync.Mutex
 	closed  bool
@@ -270,6 +290,10 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		}
 	}
 	w := &Workspace{opts: o, dir: dir, store: o.Store}
+	var err error
+	if w.repo, err = openRepoContext(ctx, o, dir); err != nil {
+		return nil, err
+	}
 	if err := w.loadAgent(ctx); err != nil {
 		w.Close()
 		return nil, err
@@ -278,7 +302,6 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	if w.agent.Config != nil {
 		model = w.agent.Config.Model
 	}
-	var err error
 	if w.prov, err = chooseProvider(o, model); err != nil {
 		w.Close()
 		return nil, err

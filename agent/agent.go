@@ -109,6 +109,15 @@ type Config struct {
 	// Model, MaxTokens, Tools, History, API (from Provider.API),
 	// ConversationID (the loop id) and Now each turn.
 	Context prompt.Context
+	// Gather, when set, fills the parts of a turn's context that change
+	// outside the conversation (the runtime's repository file tree, symbol
+	// map and reminder). It is called on every request's context before
+	// the compose_request pre hooks, and on each past request a restored
+	// loop replays into its layout (with the workspace as it is now), so a
+	// resumed loop's layout state matches the uninterrupted one's when the
+	// files did not change. An error is reported as a Progress event and
+	// the request goes on with what was filled.
+	Gather func(ctx context.Context, c *prompt.Context) error
 	// Now is the clock for Context.Now (nil = time.Now); a fixed clock
 	// makes requests reproducible (`strata render --now`).
 	Now func() time.Time

@@ -133,6 +133,9 @@ func (a *Agent) warmLayout() error {
 		a.history = full[:j+1]
 		a.compact(context.Background(), "", nil)
 		pc := a.context(time.Time{})
+		if a.cfg.Gather != nil {
+			_ = a.cfg.Gather(context.Background(), &pc) // as in call; nothing is emitted while warming
+		}
 		if _, _, err := a.assembleWithinWindow("", nil, &pc); err != nil {
 			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
 				a.loopID, a.cfg.Layout.Name(), j, err)
@@ -180,6 +183,11 @@ func (a *Agent) call(ctx context.Context, corr string, id *event.TurnID) (resp *
 func (a *Agent) composeRequest(ctx context.Context, corr string, id *event.TurnID) (*llm.Request, *prompt.Breakdown, error) {
 	a.compact(ctx, corr, id)
 	pc := a.context(a.cfg.Now())
+	if a.cfg.Gather != nil {
+		if err := a.cfg.Gather(ctx, &pc); err != nil {
+			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id, Text: fmt.Sprintf("gathering the request context failed: %v", err)})
+		}
+	}
 	p := &Payload{Stage: StageComposeRequest, Phase: PhasePre, CorrelationID: corr, Turn: id, Context: &pc}
 	if err := a.runHooks(ctx, p); err != nil {
 		return nil, nil, err

@@ -45,10 +45,22 @@ type Context struct {
 	Skills []Skill
 
 	// FileTree is the project's file list, one path per line ("" = none).
+	// The runtime fills it only for layouts whose Needs ask for it.
 	FileTree string
 	// Reminder is appended to the current prompt, closest to where the
-	// model generates (docs/tiered.md, rule 8; "" = none).
+	// model generates (docs/tiered.md, rule 8; "" = none). The runtime
+	// fills it only for layouts whose Needs ask for it.
 	Reminder string
+	// Symbols is the repository's symbol map (nil = none): a legend and
+	// one compact block per source file. Filled only for layouts whose
+	// Needs ask for it.
+	Symbols *SymbolMap
+	// URLs are the documents fetched from URLs the user passed, in the
+	// order given (nil = none).
+	URLs []URLDoc
+	// Review is the code review context: summary, commit log and diffs
+	// against the base the user named ("" = no review mode).
+	Review string
 
 	// API is the wire API the request is for ("" = llm.APIAnthropic). The
 	// loop sets it from llm.Provider.API. Layouts may differ per family
@@ -186,6 +198,61 @@ type File struct {
 	// Refreshed is when the content last changed (Unix ms); layouts that order
 	// context by stability use it. 0 = unknown.
 	Refreshed int64
+}
+
+// SymbolMap is a repository's symbol map: a legend (abbreviation key and
+// path aliases) and one block per source file, sorted by path. Blocks use
+// the legend's aliases, so a block is meaningful only with its legend.
+type SymbolMap struct {
+	Legend string
+	Blocks []SymbolBlock
+}
+
+// SymbolBlock is the symbol block of one file: its path (relative to the
+// project root, slash-separated) and the compact text listing its
+// top-level declarations and their members.
+type SymbolBlock struct {
+	Path string
+	Text string
+}
+
+// URLDoc is one fetched URL: the address as given, a title (the HTML
+// <title>, else the URL) and the content as text.
+type URLDoc struct {
+	URL     string
+	Title   string
+	Content string
+}
+
+// Needs names the optional parts of a Context that cost the runtime work
+// to gather (walking the repository, parsing sources, reading the
+// reminder). The runtime gathers a part only when the layout asks for it,
+// so layouts that do not place it send the same requests as before.
+type Needs struct {
+	FileTree bool // Context.FileTree
+	Reminder bool // Context.Reminder
+	Symbols  bool // Context.Symbols
+	// URLs and Review say the layout places Context.URLs and
+	// Context.Review; the runtime refuses --url and --review for a layout
+	// that would drop them.
+	URLs   bool
+	Review bool
+}
+
+// NeedsReporter is implemented by layouts that place optional Context
+// parts. Needs must return the same value for the layout's lifetime and be
+// safe for concurrent use.
+type NeedsReporter interface {
+	Needs() Needs
+}
+
+// NeedsOf returns what l asks the runtime to gather (the zero Needs when l
+// does not implement NeedsReporter).
+func NeedsOf(l Layout) Needs {
+	if n, ok := l.(NeedsReporter); ok {
+		return n.Needs()
+	}
+	return Needs{}
 }
 
 // Skill is the metadata of an Agent Skill (SKILL.md front matter).

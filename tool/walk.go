@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"sort"
 
 	ignore "github.com/sabhiram/go-gitignore"
 )
@@ -138,4 +139,38 @@ func statDir(env *Env, tool, path string) (abs string, isDir bool, err error) {
 		return "", false, fmt.Errorf("%s: %w", tool, err)
 	}
 	return abs, fi.IsDir(), nil
+}
+
+// ListFiles returns the regular files (and symlinks) of the workspace
+// (env.Workdir, "" = the process's working directory) that the tools may
+// see: the walk skips .git, entries ignored by the .gitignore files of the
+// workspace and its subdirectories, and paths env.ReadPaths denies. Paths
+// are relative to the workspace root, slash-separated and sorted; at most
+// max are returned (max ≤ 0 = no cap) and total counts them all, so
+// total > len(paths) means the list was cut. The walk stops with ctx's
+// error when ctx is done. Safe for concurrent use.
+func ListFiles(ctx context.Context, env *Env, max int) (paths []string, total int, err error) {
+	root, err := workspaceRoot(env)
+	if err != nil {
+		return nil, 0, err
+	}
+	root = mustReal(root)
+	err = walkTree(ctx, env, root, func(p string, d fs.DirEntry) error {
+		if d.IsDir() {
+			return nil
+		}
+		total++
+		if rel, err := filepath.Rel(root, p); err == nil {
+			paths = append(paths, filepath.ToSlash(rel))
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("list files of %s: %w", root, err)
+	}
+	sort.Strings(paths)
+	if max > 0 && len(paths) > max {
+		paths = paths[:max]
+	}
+	return paths, total, nil
 }

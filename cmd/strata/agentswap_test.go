@@ -47,7 +47,7 @@ func TestChatAgentSwap(t *testing.T) {
 	defer srv.Close()
 	r := runCLIInput(t, proj, []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()},
 		strings.NewReader("hello\n/agent nosuch\n/agent beta\nagain\n/exit\n"),
-		"chat", "--agent", "alpha", "--layout", "kiro", "--model", "claude-sonnet-4-5", "--format", "json")
+		"chat", "--trust", "--agent", "alpha", "--layout", "kiro", "--model", "claude-sonnet-4-5", "--format", "json")
 	if r.code != 0 {
 		t.Fatalf("exit %d\n%s", r.code, r.stderr)
 	}

@@ -3,6 +3,8 @@ package main
 import (
 	"strings"
 
+	"github.com/spf13/pflag"
+
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/prompt"
 )
@@ -22,4 +24,21 @@ const agentHelp = "agent name, looked up as kiro does (.kiro/agents, .amazonq/cl
 // requests.
 func providerHelp() string {
 	return "provider: " + strings.Join(strata.ProviderNames(), ", ") + " (openai = openai-chat)"
+}
+
+// contextFlags are the flags that add context a layout may place: URL
+// context, review context and the system reminder (docs/tiered.md).
+type contextFlags struct {
+	urls             []string
+	review, reminder string
+}
+
+func (c *contextFlags) add(fl *pflag.FlagSet) {
+	fl.StringArrayVar(&c.urls, "url", nil, "fetch this URL (256 KiB, 15 s) and send it as URL context (repeatable; layouts tiered, tiered-flat)")
+	fl.StringVar(&c.review, "review", "", "review mode: send the summary, commit log, pre-change symbols and diffs of the workspace against this git base (branch, tag or commit; layouts tiered, tiered-flat)")
+	fl.StringVar(&c.reminder, "reminder", "", "system reminder file appended to each prompt (default: "+strata.DefaultReminderFile+" when present; layouts tiered, tiered-flat)")
+}
+
+func (c *contextFlags) apply(o *strata.Options) {
+	o.URLs, o.Review, o.ReminderFile = c.urls, c.review, c.reminder
 }

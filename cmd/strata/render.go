@@ -24,6 +24,7 @@ type renderFlags struct {
 	session, db, now, tokens                   string
 	explain, live, trust                       bool
 	knobs                                      knobFlags
+	context                                    contextFlags
 	maxTokens                                  int64
 	dir                                        string // project root ("" = working directory); set by tests
 }
@@ -65,6 +66,7 @@ instead (--format json for the same as JSON).`,
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
 	fl.BoolVar(&f.trust, "trust", false, "with --live: "+trustHelp)
 	f.knobs.add(fl)
+	f.context.add(fl)
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k_base for OpenAI models; cl100k_base, an approximation, for Claude; "+
 		"o200k_base as an estimate for other models, whose tokenizers are not bundled), estimate (≈4 bytes/token), "+
 		"or api (exact layers as above, and the total from the provider's count-tokens endpoint: Anthropic, Gemini; needs the API key; one request, no message sent)")
@@ -91,6 +93,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	}
 	o := strata.Options{Dir: f.dir, Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Params: params,
 		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: logs.mcpStderr(), Trust: cliTrust(f.trust)}
+	f.context.apply(&o)
 	if f.session != "" {
 		st, err := openStore(f.db)
 		if err != nil {

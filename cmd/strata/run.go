@@ -24,6 +24,7 @@ type runFlags struct {
 	provider, model, layout, format, agentFile string
 	approve, session, db                       string
 	maxTurns                                   int
+	context                                    contextFlags
 	maxTokens, maxSessionTokens                int64
 	replayFiles                                []string
 	replayDelay                                time.Duration
@@ -114,6 +115,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 		"fail a model call still unfinished after this long, retries and the streamed answer included (0 = no limit)")
 	fl.BoolVar(&f.trust, "trust", false, trustHelp)
 	f.knobs.add(fl)
+	f.context.add(fl)
 }
 
 // limits returns the llm.Limits of --stream-idle-timeout, --max-retry-delay
@@ -266,6 +268,7 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
 		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
 		Trust: cliTrust(f.trust)}
+	f.context.apply(&o)
 	if f.compactTLDR && !f.compact {
 		return nil, usageError{errors.New("--compact-tldr needs --compact")}
 	}

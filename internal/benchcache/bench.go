@@ -27,12 +27,12 @@ type Options struct {
 	Model string
 	// Layouts are the layout names to price, in report order.
 	Layouts []string
+	// Factories, when they hold a name of Layouts, build that layout
+	// instead of prompt.Lookup (variants that are not registered, such as
+	// a tiered layout with other thresholds). Called once per session.
+	Factories map[string]func() prompt.Layout
 	// Counter counts block tokens (nil = token.Estimator, fast).
 	Counter token.Counter
-	// Lookup returns a fresh layout per session for a name of Layouts (nil =
-	// prompt.Lookup): a way to price layouts that are not registered, such
-	// as parameter variants under cross-validation.
-	Lookup func(name string) (prompt.Layout, error)
 	// Derivation is what the sessions were derived with; Run only reports
 	// it (Report.Agent, Pacing, Parallel).
 	Derivation Derivation
@@ -148,11 +148,8 @@ func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
 	if o.Counter == nil {
 		o.Counter = token.Estimator{}
 	}
-	if o.Lookup == nil {
-		o.Lookup = prompt.Lookup
-	}
 	for _, l := range o.Layouts {
-		if _, err := o.Lookup(l); err != nil {
+		if _, err := o.layout(l); err != nil {
 			return nil, err
 		}
 	}
@@ -231,11 +228,19 @@ func api(provider string) llm.API {
 	return llm.APIOpenAIChat
 }
 
+// layout returns a fresh instance of the layout name (Factories first).
+func (o Options) layout(name string) (prompt.Layout, error) {
+	if f, ok := o.Factories[name]; ok {
+		return f(), nil
+	}
+	return prompt.Lookup(name)
+}
+
 func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, error) {
 	tr := TrajectoryResult{Name: s.Name, Calls: len(s.Calls), Layouts: map[string]Totals{}, HitPerCall: map[string][]float64{}}
 	best := -1.0
 	for _, name := range o.Layouts {
-		layout, err := o.Lookup(name)
+		layout, err := o.layout(name)
 		if err != nil {
 			return tr, err
 		}

@@ -36,11 +36,9 @@ func TestManagedCrossValidation(t *testing.T) {
 		names = append(names, n)
 		byName[n] = c
 	}
-	lookup := func(name string) (prompt.Layout, error) {
-		if c, ok := byName[name]; ok {
-			return cachefit.NewWith(cachefit.Options{DiffContext: c}), nil
-		}
-		return prompt.Lookup(name)
+	factories := map[string]func() prompt.Layout{}
+	for n, c := range byName {
+		factories[n] = func() prompt.Layout { return cachefit.NewWith(cachefit.Options{DiffContext: c}) }
 	}
 	const folds = 5
 	votes := map[int]int{}
@@ -48,7 +46,7 @@ func TestManagedCrossValidation(t *testing.T) {
 	fmt.Fprintf(&log, "provider fold chosen in-fold out-of-fold (cachefit cost / oracle)\n")
 	for _, provider := range []string{"anthropic", "openai"} {
 		// Price every session once; folds only sum per-trajectory figures.
-		rep, err := Run(all, Managed, Options{Provider: provider, Layouts: append(names, "flat", "kiro", "panels", "tiered"), Lookup: lookup})
+		rep, err := Run(all, Managed, Options{Provider: provider, Layouts: append(names, "flat", "kiro", "panels", "tiered"), Factories: factories})
 		if err != nil {
 			t.Fatal(err)
 		}

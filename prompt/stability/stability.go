@@ -3,17 +3,34 @@
 // "stability tracker"): L0 (most stable) … L3, or active.
 //
 // Items are keyed "file:{path}", "symbol:{path}" or "history:{N}". Each
-// request, Update is given every item present with a hash of its content:
+// request, Update is given every item present with a hash of its content,
+// and applies these rules (docs/tiered.md, rules 13–14b):
 //
-//   - an item seen with the same hash as last time gains one to its count N;
-//   - a new item, or one whose hash changed, restarts at N = 0 (active): a
-//     change demotes it out of every cached tier at once;
-//   - an item absent from the update is forgotten.
+//  1. Counting: an item seen with the same hash as last time gains one to
+//     its count N; a new item starts at N = 0 in active.
+//  2. Demotion: an item whose hash changed restarts at N = 0 and leaves its
+//     tier for active at once; an item absent from the update is forgotten.
+//     Either breaks the tier it was in.
+//  3. Eligibility: N makes an item eligible for a tier through Thresholds
+//     (L3 at N ≥ Thresholds.L3, … L0 at N ≥ Thresholds.L0).
+//  4. Promote only into a broken tier: an eligible item moves into a more
+//     stable tier only when that tier's cached prefix is already lost this
+//     request — the tier changed (rule 2), a more stable tier is broken
+//     (tiers are cached in prompt order L0 → L3, so a break invalidates
+//     every later tier), or the tier is empty. Otherwise the item waits
+//     where it is (keeps counting) and the stable tier keeps its cache hit.
+//     L3 is the exception: only the uncached active part follows it, so an
+//     item enters L3 as soon as it is eligible.
+//  5. Ripple: tiers are settled from L0 to L3, and an item promoted out of
+//     a tier breaks that tier, so items waiting below it may follow into it
+//     in the same request (one invalidation, several promotions). With the
+//     prefix order of rule 4 every tier after a broken one is broken too,
+//     so a promotion out of L1 into a broken L0 always lets L2's eligible
+//     items into L1, and so on down.
 //
-// An item's tier follows from N through Thresholds (promotion one step at a
-// time as N grows). The tiered-assembly design leaves the thresholds to a
-// document strata does not have (docs/tiered.md, rule 14); strata's defaults (3, 6,
-// 9, 12 requests) are documented on DefaultThresholds.
+// Tracker.Eager turns rules 4 and 5 off (every eligible item moves at
+// once), for comparison. The thresholds were chosen by measurement on the
+// train trajectories (docs/tiered.md, "Choosing the thresholds").
 package stability
 
 import (
@@ -42,51 +59,91 @@ func (t Tier) String() string {
 	return "L" + strconv.Itoa(int(t))
 }
 
-// Thresholds are the unchanged-request counts an item needs to enter each
-// tier: an item enters L3 at N ≥ L3, L2 at N ≥ L2, and so on.
+// Thresholds are the unchanged-request counts an item needs to be eligible
+// for each tier: L3 at N ≥ L3, L2 at N ≥ L2, and so on.
 type Thresholds struct{ L3, L2, L1, L0 int }
 
-// DefaultThresholds: an item enters L3 after 3 requests unchanged, L2 after 6,
-// L1 after 9, L0 after 12. Three requests is the least that lets a cache write
-// at a breakpoint pay for itself on Anthropic (write ×1.25, read ×0.1).
-var DefaultThresholds = Thresholds{L3: 3, L2: 6, L1: 9, L0: 12}
+// DefaultThresholds: an item is eligible for L3 after 1 request unchanged,
+// L2 after 4, L1 after 7, L0 after 10. They were the cheapest of the 11
+// sets measured on the 60 train trajectories with the Anthropic cache
+// simulator, both scenarios summed (docs/tiered.md, "Choosing the
+// thresholds"; internal/benchcache TestTieredThresholdTable reproduces the
+// table and fails if another measured set becomes cheaper). Entering L3
+// early caches history sooner; spacing the stable tiers by 3 keeps them
+// from being rewritten often.
+var DefaultThresholds = Thresholds{L3: 1, L2: 4, L1: 7, L0: 10}
 
-// Tracker is the stability tracker. The zero value uses DefaultThresholds.
-// Not safe for concurrent use.
+// Tracker is the stability tracker. The zero value uses DefaultThresholds
+// and the broken-tier rule. Not safe for concurrent use.
 type Tracker struct {
 	Thresholds Thresholds
-	items      map[string]*item
+	// Eager promotes every eligible item at once, whether or not its new
+	// tier's cache is broken (rules 4 and 5 off).
+	Eager bool
+	items map[string]*item
 }
 
 type item struct {
 	hash string
 	n    int
+	tier Tier
 }
 
-// Update records one request's items (key → content hash) and returns the
-// tier of each, by key.
+// Update records one request's items (key → content hash), applies the
+// rules of the package documentation, and returns the tier of each, by key.
+// The result depends only on the sequence of updates (map order never
+// matters).
 func (t *Tracker) Update(items map[string]string) map[string]Tier {
 	if t.items == nil {
 		t.items = map[string]*item{}
 	}
-	for k := range t.items {
+	var size [Active]int
+	var broken [Active]bool
+	for k, it := range t.items {
+		if it.tier < Active {
+			size[it.tier]++
+		}
 		if _, ok := items[k]; !ok {
+			if it.tier < Active {
+				broken[it.tier] = true
+			}
 			delete(t.items, k)
 		}
 	}
-	out := make(map[string]Tier, len(items))
 	for k, h := range items {
 		it, ok := t.items[k]
 		switch {
 		case !ok:
-			it = &item{hash: h}
-			t.items[k] = it
+			t.items[k] = &item{hash: h, tier: Active}
 		case it.hash != h:
-			it.hash, it.n = h, 0
+			if it.tier < Active {
+				broken[it.tier] = true
+			}
+			it.hash, it.n, it.tier = h, 0, Active
 		default:
 			it.n++
 		}
-		out[k] = t.tierOf(it.n)
+	}
+	for tier := L0; tier < Active; tier++ {
+		if tier > L0 && broken[tier-1] || size[tier] == 0 {
+			broken[tier] = true
+		}
+		if !broken[tier] && tier != L3 && !t.Eager {
+			continue
+		}
+		for _, it := range t.items {
+			if it.tier > tier && t.tierOf(it.n) <= tier {
+				if it.tier < Active {
+					broken[it.tier] = true // ripple: its old tier changed
+				}
+				it.tier = tier
+				broken[tier] = true
+			}
+		}
+	}
+	out := make(map[string]Tier, len(items))
+	for k := range items {
+		out[k] = t.items[k].tier
 	}
 	return out
 }

@@ -1,15 +1,23 @@
 // Package tiered is the tiered-assembly layout (docs/tiered.md): content is placed by stability, most stable first, with a
 // cache breakpoint closing each non-empty tier (at most 4).
 //
-//	system   L0: system prompt + L0 reference files
+//	system   L0: system prompt + symbol-map legend + L0 symbols + L0 reference files
 //	[L0 history]                               ◆ breakpoint
-//	user     L1 reference files, assistant "Ok."
+//	user     L1 symbols + reference files, assistant "Ok."
 //	[L1 history]                               ◆ breakpoint
 //	… L2, L3 the same …
+//	user     main symbol map, assistant "Ok."   (strata: active symbol blocks)
 //	user     file tree, assistant "Ok."
+//	user     URL context, assistant "Ok, I've reviewed the URL content."
+//	user     review context, assistant "Ok, I've reviewed the code changes."
 //	user     working files, assistant "Ok."
 //	[active history]
 //	user     current prompt + system reminder
+//
+// Every history range is native user/assistant pairs, so roles alternate.
+// A section whose user/"Ok." pair would separate a tool_use from its
+// tool_result (the next message carries tool results) is sent instead as a
+// text block after those tool results (docs/tiered.md, rule 12).
 //
 // Tiers come from a stability.Tracker the layout keeps per session: one
 // Layout instance serves one session. Context items that are not files in the
@@ -29,78 +37,105 @@ import (
 	"github.com/strata-agent/strata/prompt/stability"
 )
 
-// Header constants (docs/tiered.md, "message array", rule 5).
-const (
-	FilesL0Header     = "# Reference Files (Stable)\n\nThese files are included for reference:\n\n"
-	FilesL1Header     = "# Reference Files\n\nThese files are included for reference:\n\n"
-	FilesL2Header     = "# Reference Files (L2)\n\nThese files are included for reference:\n\n"
-	FilesL3Header     = "# Reference Files (L3)\n\nThese files are included for reference:\n\n"
-	FilesActiveHeader = "# Working Files\n\nHere are the files:\n\n"
-	FileTreeHeader    = "# Repository Files\n\nComplete list of files in the repository:\n\n"
-	Ok                = "Ok."
-)
-
-var tierHeaders = [4]string{FilesL0Header, FilesL1Header, FilesL2Header, FilesL3Header}
-
 // Layout is the tiered layout. Create it with New (or the zero value with
 // default thresholds); it is stateful.
 type Layout struct {
 	tracker stability.Tracker
 	// Flat disables tiers and breakpoints: every item is active (the
-	// design's flat fallback; docs/tiered.md, rule 1).
+	// design's flat fallback; docs/tiered.md, rule 1). `--layout
+	// tiered-flat` selects it.
 	Flat bool
 }
 
 // New returns a tiered layout with a fresh stability tracker.
 func New() *Layout { return &Layout{} }
 
+// NewWith returns a tiered layout whose tracker uses th and, when eager,
+// promotes every eligible item at once (stability.Tracker.Eager): the
+// variants docs/tiered.md measures to choose the defaults.
+func NewWith(th stability.Thresholds, eager bool) *Layout {
+	return &Layout{tracker: stability.Tracker{Thresholds: th, Eager: eager}}
+}
+
+// NewFlat returns the flat fallback: the same sections, every item active,
+// no cache breakpoint.
+func NewFlat() *Layout { return &Layout{Flat: true} }
+
 func init() {
 	prompt.Register("tiered", func() prompt.Layout { return New() })
+	prompt.Register("tiered-flat", func() prompt.Layout { return NewFlat() })
 }
 
-// Name returns "tiered".
-func (*Layout) Name() string { return "tiered" }
-
-// Fenced formats a file the design's way (docs/tiered.md, rule 6): the path, then the content in a fence
-// without a language tag.
-func Fenced(path, content string) string {
-	return path + "\n```\n" + strings.TrimSuffix(content, "\n") + "\n```"
+// Name returns "tiered", or "tiered-flat" for the flat fallback.
+func (l *Layout) Name() string {
+	if l.Flat {
+		return "tiered-flat"
+	}
+	return "tiered"
 }
 
-type entry struct {
-	key, path, content string
-}
-
-// entries returns every context item as a file-like entry, in context order.
-func entries(c *prompt.Context) []entry {
-	var out []entry
-	add := func(key, path, content string) {
-		if content != "" {
-			out = append(out, entry{key, path, content})
-		}
-	}
-	add("ctx:summary", "[conversation summary]", c.Summary)
-	add("ctx:task", "[task]", c.Task)
-	add("ctx:knowledge", "[knowledge bases]", c.Knowledge)
-	for i, h := range c.HookOutputs {
-		add("ctx:hook:"+strconv.Itoa(i), "[hook output "+strconv.Itoa(i+1)+"]", h)
-	}
-	if len(c.Skills) > 0 {
-		var b strings.Builder
-		for _, s := range c.Skills {
-			b.WriteString(s.Name + ": " + s.Description + " (file: " + s.Path + ")\n")
-		}
-		add("ctx:skills", "[skills]", b.String())
-	}
-	for _, f := range c.Files {
-		add("file:"+f.Path, f.Path, f.Content)
-	}
-	return out
+// Needs asks the runtime for every optional part the design places: the
+// file tree, the system reminder, the symbol map, URL and review context.
+func (*Layout) Needs() prompt.Needs {
+	return prompt.Needs{FileTree: true, Reminder: true, Symbols: true, URLs: true, Review: true}
 }
 
 func hash(s string) string {
 	h := sha256.Sum256([]byte(s))
 	return hex.EncodeToString(h[:8])
+}
+
+// section is a user message answered by an acknowledgment, waiting for the
+// next native message to decide its form (pair or folded text block).
+type section struct {
+	name, text, ack string
+	brk             bool // a tier breakpoint closes it (the tier has no history)
+}
+
+// builder appends messages and breakpoints in prompt order.
+type builder struct {
+	c       *prompt.Context
+	req     *llm.Request
+	bd      *prompt.Breakdown
+	pending []section
+}
+
+func (b *builder) breakAt(msg, block int) {
+	b.req.Breakpoints = append(b.req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: msg, Block: block})
+}
+
+func (b *builder) span(name string, first int, tokens int, preview string, brk bool, note string) {
+	b.bd.Spans = append(b.bd.Spans, prompt.Span{Name: name, Role: "mixed", First: first, Last: len(b.req.Messages) - 1,
+		Tokens: tokens, Preview: prompt.Preview(preview, 60), Break: brk, Note: note})
+}
+
+// native appends a conversation message, first placing the pending
+// sections: as user/ack pairs before it, or — when m carries tool results,
+// which must follow their tool_use directly — as text blocks after them.
+func (b *builder) native(m llm.Message) {
+	if len(b.pending) > 0 && m.Role == llm.RoleUser && hasToolResult(m) {
+		m.Content = append([]llm.Block(nil), m.Content...)
+		at := len(b.req.Messages)
+		for _, s := range b.pending {
+			m.Content = append(m.Content, llm.TextBlock(s.text))
+			if s.brk {
+				b.breakAt(at, len(m.Content)-1)
+			}
+			b.bd.Spans = append(b.bd.Spans, prompt.Span{Name: s.name, Role: "user", First: at, Last: at, Tokens: b.c.Tokens(s.text),
+				Preview: prompt.Preview(s.text, 60), Break: s.brk, Note: "a text block after the tool results of message " + strconv.Itoa(at)})
+		}
+	} else {
+		for _, s := range b.pending {
+			first := len(b.req.Messages)
+			b.req.Messages = append(b.req.Messages, llm.UserText(s.text), llm.AssistantText(s.ack))
+			if s.brk {
+				b.breakAt(first+1, 0)
+			}
+			b.span(s.name, first, b.c.Tokens(s.text)+b.c.Tokens(s.ack), s.text, s.brk, "")
+		}
+	}
+	b.pending = nil
+	b.req.Messages = append(b.req.Messages, m)
 }
 
 // Assemble lays out the request and advances the stability tracker by one
@@ -110,9 +145,10 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		return nil, nil, err
 	}
 	ents := entries(c)
+	syms := symbolEntries(c)
 	past := c.History[:len(c.History)-1]
-	items := make(map[string]string, len(ents)+len(past))
-	for _, e := range ents {
+	items := make(map[string]string, len(ents)+len(syms)+len(past))
+	for _, e := range append(append([]entry(nil), ents...), syms...) {
 		items[e.key] = hash(e.content)
 	}
 	for i := range past {
@@ -126,159 +162,122 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	}
 	hist := historyTiers(past, tiers)
 
-	req := &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools}
-	bd := &prompt.Breakdown{Layout: "tiered", Counter: c.CounterName()}
+	b := &builder{c: c, req: &llm.Request{Model: c.Model, MaxTokens: c.MaxTokens, Tools: c.Tools},
+		bd: &prompt.Breakdown{Layout: l.Name(), Counter: c.CounterName()}}
 	if len(c.Tools) > 0 {
-		bd.Spans = append(bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
+		b.bd.Spans = append(b.bd.Spans, prompt.Span{Name: "tools", Role: "tools", First: -1, Last: -1,
 			Tokens: c.ToolTokens(c.Tools), Preview: prompt.ToolNames(c.Tools)})
+	}
+	inTier := func(es []entry, t stability.Tier) []entry {
+		var out []entry
+		for _, e := range es {
+			if tiers[e.key] == t {
+				out = append(out, e)
+			}
+		}
+		return out
 	}
 	files := func(t stability.Tier) string {
 		var parts []string
-		for _, e := range ents {
-			if tiers[e.key] == t {
-				parts = append(parts, Fenced(e.path, e.content))
-			}
+		for _, e := range inTier(ents, t) {
+			parts = append(parts, Fenced(e.path, e.content))
 		}
 		return strings.Join(parts, "\n\n")
 	}
-	addHistory := func(t stability.Tier) {
+	addHistory := func(t stability.Tier) (first int, n int) {
+		first = -1
 		for i, m := range past {
 			if hist[i] == t {
-				req.Messages = append(req.Messages, m)
+				if first < 0 {
+					first = len(b.req.Messages)
+				}
+				b.native(m)
+				n++
 			}
 		}
-	}
-	breakAtLast := func() {
-		if n := len(req.Messages); n > 0 {
-			req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: n - 1, Block: len(req.Messages[n-1].Content) - 1})
-		}
-	}
-	span := func(name string, first int, text string, brk bool) {
-		n := c.Tokens(text)
-		for _, m := range req.Messages[first:] {
-			n += c.BlockTokens(m.Content)
-		}
-		if text != "" && len(req.Messages) > first {
-			n -= c.Tokens(text) // counted in the messages already
-		}
-		bd.Spans = append(bd.Spans, prompt.Span{Name: name, Role: "mixed", First: first, Last: len(req.Messages) - 1,
-			Tokens: n, Preview: prompt.Preview(text, 60), Break: brk})
+		return first, n
 	}
 
-	// L0: the system message, then L0 history.
+	// L0: the system message (system prompt, legend, L0 symbols, L0 files),
+	// then L0 history.
 	system := c.System
+	if c.Symbols != nil && len(syms) > 0 {
+		system = join(system, RepoMapHeader+strings.TrimSuffix(c.Symbols.Legend, "\n")+"\n\n"+symbolText(inTier(syms, stability.L0)))
+		system = strings.TrimSuffix(system, "\n\n")
+	}
 	if f := files(stability.L0); f != "" {
 		system = join(system, FilesL0Header+f)
 	}
 	if system != "" {
-		req.System = []llm.Block{llm.TextBlock(system)}
+		b.req.System = []llm.Block{llm.TextBlock(system)}
 	}
-	addHistory(stability.L0)
-	if system != "" || len(req.Messages) > 0 {
+	if _, n := addHistory(stability.L0); system != "" || n > 0 {
 		brk := !l.Flat
 		if brk {
-			if len(req.Messages) > 0 {
-				breakAtLast()
+			if n > 0 {
+				last := len(b.req.Messages) - 1
+				b.breakAt(last, len(b.req.Messages[last].Content)-1)
 			} else {
-				req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakSystem, Block: 0})
+				b.req.Breakpoints = append(b.req.Breakpoints, llm.Breakpoint{Target: llm.BreakSystem, Block: 0})
 			}
 		}
-		bd.Spans = append(bd.Spans, prompt.Span{Name: "L0 system + history", Role: "system", First: -1, Last: len(req.Messages) - 1,
-			Tokens: c.Tokens(system) + estimate(c, req.Messages), Preview: prompt.Preview(system, 60), Break: brk})
+		b.bd.Spans = append(b.bd.Spans, prompt.Span{Name: "L0 system + history", Role: "system", First: -1, Last: len(b.req.Messages) - 1,
+			Tokens: c.Tokens(system) + estimate(c, b.req.Messages), Preview: prompt.Preview(system, 60), Break: brk})
 	}
-	// L1–L3: a files pair (if any), then the tier's history.
+	// L1–L3: the tier's user/"Ok." pair (symbols + files), then the tier's
+	// history, then the tier's breakpoint.
 	for t := stability.L1; t <= stability.L3; t++ {
-		first := len(req.Messages)
 		text := ""
-		if f := files(t); f != "" {
-			text = tierHeaders[t] + f
-			req.Messages = append(req.Messages, llm.UserText(text), llm.AssistantText(Ok))
+		if s := inTier(syms, t); len(s) > 0 {
+			text = TierSymbolsHeader + symbolText(s)
 		}
-		addHistory(t)
-		if len(req.Messages) > first {
-			breakAtLast()
-			span(t.String()+" files + history", first, text, true)
+		if f := files(t); f != "" {
+			text = join(strings.TrimSuffix(text, "\n"), tierHeaders[t]+f)
+		}
+		if text != "" {
+			b.pending = append(b.pending, section{name: t.String() + " symbols + files", text: text, ack: Ok})
+		}
+		first, n := addHistory(t)
+		if n > 0 {
+			last := len(b.req.Messages) - 1
+			b.breakAt(last, len(b.req.Messages[last].Content)-1)
+			b.span(t.String()+" history", first, estimate(c, b.req.Messages[first:]), b.req.Messages[first].Text(), true, "")
+		} else if text != "" {
+			b.pending[len(b.pending)-1].brk = true
 		}
 	}
-	// Uncached sections.
+	// Uncached sections, in the design's order.
+	if s := inTier(syms, stability.Active); len(s) > 0 {
+		b.pending = append(b.pending, section{name: "symbol map", text: TierSymbolsHeader + symbolText(s), ack: Ok})
+	}
 	if c.FileTree != "" {
-		first := len(req.Messages)
-		text := FileTreeHeader + c.FileTree
-		req.Messages = append(req.Messages, llm.UserText(text), llm.AssistantText(Ok))
-		span("file tree", first, text, false)
+		b.pending = append(b.pending, section{name: "file tree", text: FileTreeHeader + c.FileTree, ack: Ok})
+	}
+	if u := URLContext(c.URLs); u != "" {
+		b.pending = append(b.pending, section{name: "URL context", text: u, ack: URLOk})
+	}
+	if c.Review != "" {
+		b.pending = append(b.pending, section{name: "review context", text: ReviewContextHeader + c.Review, ack: ReviewOk})
 	}
 	if f := files(stability.Active); f != "" {
-		first := len(req.Messages)
-		text := FilesActiveHeader + f
-		req.Messages = append(req.Messages, llm.UserText(text), llm.AssistantText(Ok))
-		span("working files", first, text, false)
+		b.pending = append(b.pending, section{name: "working files", text: FilesActiveHeader + f, ack: Ok})
 	}
-	first := len(req.Messages)
-	addHistory(stability.Active)
-	if len(req.Messages) > first {
-		span("active history", first, "", false)
+	if first, n := addHistory(stability.Active); n > 0 {
+		b.span("active history", first, estimate(c, b.req.Messages[first:]), "", false, "")
 	}
 	cur := withReminder(c.History[len(c.History)-1], c.Reminder)
-	first = len(req.Messages)
-	req.Messages = append(req.Messages, cur)
-	span("current prompt", first, cur.Text(), false)
+	b.native(cur)
+	last := len(b.req.Messages) - 1
+	b.span("current prompt", last, c.BlockTokens(cur.Content), cur.Text(), false, "")
 
-	if len(req.Breakpoints) > llm.MaxBreakpoints {
-		return nil, nil, fmt.Errorf("tiered: %d breakpoints (internal error: at most one per tier)", len(req.Breakpoints))
+	if len(b.req.Breakpoints) > llm.MaxBreakpoints {
+		return nil, nil, fmt.Errorf("tiered: %d breakpoints (internal error: at most one per tier)", len(b.req.Breakpoints))
 	}
-	bd.Breakpoints = len(req.Breakpoints)
-	for _, s := range bd.Spans {
-		bd.TotalTokens += s.Tokens
+	b.bd.Breakpoints = len(b.req.Breakpoints)
+	for _, s := range b.bd.Spans {
+		b.bd.TotalTokens += s.Tokens
 	}
-	return req, bd, nil
-}
-
-// historyTiers returns the tier of each past message. History is placed in
-// conversation order, so tiers must not decrease in stability along it; and a
-// tier's history must end with a user message, so that a tool_use is never
-// separated from its tool_result by the next tier's block (consecutive user
-// or assistant turns are merged by the Anthropic API). Messages that would
-// end a tier with an assistant message move to the next, less stable tier.
-func historyTiers(past []llm.Message, tiers map[string]stability.Tier) []stability.Tier {
-	out := make([]stability.Tier, len(past))
-	for i := range past {
-		out[i] = tiers["history:"+strconv.Itoa(i)]
-		if i > 0 && out[i] < out[i-1] {
-			out[i] = out[i-1]
-		}
-	}
-	for i := len(past) - 2; i >= 0; i-- {
-		if out[i] != out[i+1] && past[i].Role == llm.RoleAssistant {
-			out[i] = out[i+1]
-		}
-	}
-	if n := len(past); n > 0 && past[n-1].Role == llm.RoleAssistant {
-		// The current prompt follows directly; the last assistant message
-		// must stay adjacent to it only when it holds tool_use blocks.
-		if len(past[n-1].ToolUses()) > 0 {
-			out[n-1] = stability.Active
-			for i := n - 2; i >= 0 && out[i] != out[i+1] && past[i].Role == llm.RoleAssistant; i-- {
-				out[i] = out[i+1]
-			}
-		}
-	}
-	return out
-}
-
-// withReminder appends the reminder to the message's last text block (a
-// tool-result-only message gets none).
-func withReminder(m llm.Message, reminder string) llm.Message {
-	if reminder == "" {
-		return m
-	}
-	blocks := append([]llm.Block(nil), m.Content...)
-	for i := len(blocks) - 1; i >= 0; i-- {
-		if blocks[i].Type == llm.BlockText {
-			blocks[i].Text += "\n\n" + reminder
-			return llm.Message{Role: m.Role, Content: blocks}
-		}
-	}
-	return m
+	return b.req, b.bd, nil
 }
 
 func estimate(c *prompt.Context, ms []llm.Message) int {
@@ -287,11 +286,4 @@ func estimate(c *prompt.Context, ms []llm.Message) int {
 		n += c.BlockTokens(m.Content)
 	}
 	return n
-}
-
-func join(a, b string) string {
-	if a == "" {
-		return b
-	}
-	return a + "\n\n" + b
 }
