@@ -21,11 +21,11 @@ const (
 // Groups lists the layout groups in report order (the oracle last).
 var Groups = []string{GroupSeeds, GroupPeers, GroupStrata, GroupOther, GroupOracle}
 
-var seedLayouts = map[string]bool{"flat": true, "kiro": true, "panels": true, "tiered": true, "stability": true}
+var seedLayouts = map[string]bool{"flat": true, "kiro": true, "panels": true, "tiered": true, "tiered-flat": true, "stability": true}
 
 // Group returns the group of a layout name: GroupStrata for cachefit,
 // GroupSeeds for the layouts of the designs strata was built from (flat,
-// kiro, panels, tiered, stability), GroupPeers for the peers' caching rules
+// kiro, panels, tiered, tiered-flat, stability), GroupPeers for the peers' caching rules
 // (peers.Names), GroupOther for anything else.
 func Group(layout string) string {
 	switch {
