@@ -77,7 +77,7 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 		if err != nil {
 			return nil, err
 		}
-		r.urls = append(r.urls, d)
+		r.urls = append(r.urls, prompt.URLDoc{URL: d.URL, Title: d.Title, Content: d.Content})
 	}
 	if o.Review != "" {
 		if r.review, err = review.Context(ctx, dir, o.Review, 0); err != nil {

@@ -117,7 +117,7 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace
 	o := w.opts
 	o.Agent = file
 	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov, repo: w.repo} // same directory: the same repository context
-	c.prov.srv = nil // the parent's replay server, if any, stays the parent's
+	c.prov.srv = nil                                                                 // the parent's replay server, if any, stays the parent's
 	if err := c.loadAgent(context.WithoutCancel(ctx)); err != nil {
 		c.Close()
 		return nil, err

@@ -58,9 +58,9 @@ func TestWebFetchLimits(t *testing.T) {
 		name, input, want, wantErr string
 	}{
 		{"html becomes text", `{"url":"` + srv.URL + `/page"}`, "Title\nHello world", ""},
-		{"max_bytes cuts the body", `{"url":"` + srv.URL + `/big","max_bytes":10}`, "aaaaaaaaaa\n\n[body truncated at 10 bytes]", ""},
+		{"max_bytes cuts the body", `{"url":"` + srv.URL + `/big","max_bytes":10}`, "aaaaaaaaaa\n\n[cut: only the first 10 bytes of the response were read]", ""},
 		{"time limit", `{"url":"` + srv.URL + `/slow"}`, "", "within 200ms"},
-		{"status", `{"url":"` + srv.URL + `/missing"}`, "", "HTTP status 404"},
+		{"status", `{"url":"` + srv.URL + `/missing"}`, "", "HTTP status: 404 Not Found"},
 		{"binary refused", `{"url":"` + srv.URL + `/img"}`, "", `content type "image/png" is not text`},
 		{"scheme", `{"url":"file:///etc/passwd"}`, "", "want an absolute http:// or https:// URL"},
 	}

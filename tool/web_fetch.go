@@ -4,17 +4,11 @@ import (
 	"context"
 	_ "embed"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"mime"
 	"net/http"
-	"net/url"
-	"strings"
 	"time"
 
-	"golang.org/x/net/html"
-
+	"github.com/strata-agent/strata/internal/urlfetch"
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -55,7 +49,8 @@ type WebFetch struct {
 // description.
 func (*WebFetch) Spec() llm.ToolSpec { return cachedSpec("web_fetch", webFetchDescription) }
 
-// Run fetches the URL.
+// Run fetches the URL through urlfetch (the same fetch as the tiered
+// layout's URL context) with web_fetch's limits.
 func (w *WebFetch) Run(ctx context.Context, _ *Env, input json.RawMessage) (Result, error) {
 	var in struct {
 		URL      string `json:"url"`
@@ -63,10 +58,6 @@ func (w *WebFetch) Run(ctx context.Context, _ *Env, input json.RawMessage) (Resu
 	}
 	if err := json.Unmarshal(input, &in); err != nil {
 		return Result{}, fmt.Errorf("web_fetch: input: %w", err)
-	}
-	u, err := url.Parse(in.URL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Result{}, fmt.Errorf("web_fetch: url %q: want an absolute http:// or https:// URL", in.URL)
 	}
 	limit := WebFetchMaxBytes
 	if in.MaxBytes > 0 && in.MaxBytes < limit {
@@ -76,98 +67,10 @@ func (w *WebFetch) Run(ctx context.Context, _ *Env, input json.RawMessage) (Resu
 	if timeout <= 0 {
 		timeout = WebFetchTimeout
 	}
-	ctx, cancel := context.WithTimeout(ctx, timeout)
-	defer cancel()
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	f := urlfetch.Fetcher{Client: w.Client, MaxBytes: int64(limit), Timeout: timeout}
+	d, err := f.Fetch(ctx, in.URL)
 	if err != nil {
 		return Result{}, fmt.Errorf("web_fetch: %w", err)
 	}
-	req.Header.Set("User-Agent", "strata-web_fetch")
-	client := w.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
-	resp, err := client.Do(req)
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return Result{}, fmt.Errorf("web_fetch: %s: no complete answer within %s", u, timeout)
-		}
-		return Result{}, fmt.Errorf("web_fetch: %w", err)
-	}
-	defer resp.Body.Close()
-	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return Result{}, fmt.Errorf("web_fetch: %s: HTTP status %s", u, resp.Status)
-	}
-	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if !textual(mt) {
-		return Result{}, fmt.Errorf("web_fetch: %s: content type %q is not text; only text, HTML, JSON and XML are returned", u, mt)
-	}
-	body, err := io.ReadAll(io.LimitReader(resp.Body, int64(limit)+1))
-	if err != nil {
-		if errors.Is(err, context.DeadlineExceeded) {
-			return Result{}, fmt.Errorf("web_fetch: %s: body not read within %s", u, timeout)
-		}
-		return Result{}, fmt.Errorf("web_fetch: %s: read body: %w", u, err)
-	}
-	truncated := len(body) > limit
-	if truncated {
-		body = body[:limit]
-	}
-	text := string(body)
-	if mt == "text/html" || mt == "application/xhtml+xml" {
-		text = htmlText(text)
-	}
-	out := fmt.Sprintf("URL: %s\nContent-Type: %s\n\n%s", resp.Request.URL, mt, text)
-	if truncated {
-		out += fmt.Sprintf("\n\n[body truncated at %d bytes]", limit)
-	}
-	return TextResult(out), nil
-}
-
-// textual reports whether a media type is text web_fetch returns.
-func textual(mt string) bool {
-	return mt == "" || strings.HasPrefix(mt, "text/") || mt == "application/json" || mt == "application/xml" ||
-		mt == "application/xhtml+xml" || strings.HasSuffix(mt, "+json") || strings.HasSuffix(mt, "+xml")
-}
-
-// htmlText returns the text of an HTML document: text nodes outside
-// script, style, noscript and template, whitespace collapsed, block
-// elements on lines of their own.
-func htmlText(doc string) string {
-	z := html.NewTokenizer(strings.NewReader(doc))
-	var b strings.Builder
-	skip := 0
-	for {
-		tt := z.Next()
-		switch tt {
-		case html.ErrorToken:
-			return strings.TrimSpace(b.String())
-		case html.StartTagToken, html.EndTagToken:
-			name, _ := z.TagName()
-			tag := string(name)
-			switch tag {
-			case "script", "style", "noscript", "template":
-				if tt == html.StartTagToken {
-					skip++
-				} else if skip > 0 {
-					skip--
-				}
-			case "p", "div", "br", "li", "tr", "h1", "h2", "h3", "h4", "h5", "h6", "section", "article", "pre":
-				if b.Len() > 0 && !strings.HasSuffix(b.String(), "\n") {
-					b.WriteString("\n")
-				}
-			}
-		case html.TextToken:
-			if skip > 0 {
-				continue
-			}
-			if t := strings.Join(strings.Fields(string(z.Text())), " "); t != "" {
-				s := b.String()
-				if len(s) > 0 && !strings.HasSuffix(s, "\n") && !strings.HasSuffix(s, " ") {
-					b.WriteString(" ")
-				}
-				b.WriteString(t)
-			}
-		}
-	}
+	return TextResult(fmt.Sprintf("URL: %s\nContent-Type: %s\n\n%s", d.Final, d.MediaType, d.Content)), nil
 }

@@ -1,5 +1,6 @@
-// Package urlfetch fetches the URLs a user passes for the URL context of
-// the tiered-assembly design (docs/tiered.md, rule 4): each response is
+// Package urlfetch fetches URLs as text for the URL context of the
+// tiered-assembly design (docs/tiered.md, rule 4) and for kiro's web_fetch
+// tool (tool.WebFetch): each response is
 // read up to a size limit within a time limit, and HTML is reduced to its
 // title and visible text with golang.org/x/net/html.
 package urlfetch
@@ -16,8 +17,6 @@ import (
 	"time"
 
 	"golang.org/x/net/html"
-
-	"github.com/strata-agent/strata/prompt"
 )
 
 // Limits of one fetch.
@@ -29,6 +28,17 @@ const (
 // ErrStatus is wrapped by Fetch for a response whose status is not 2xx.
 var ErrStatus = errors.New("urlfetch: unexpected HTTP status")
 
+// Doc is one fetched URL as text.
+type Doc struct {
+	URL       string // the URL asked for
+	Final     string // the URL answered, after redirects
+	MediaType string // the response's media type ("" when it sent none)
+	Title     string // the HTML <title>, else the URL asked for
+	// Content is the text: HTML reduced to its visible text, other text
+	// types as sent; a cut body ends with a note saying how much was read.
+	Content string
+}
+
 // Fetcher fetches URLs. The zero value uses http.DefaultClient and the
 // default limits. Safe for concurrent use.
 type Fetcher struct {
@@ -37,16 +47,16 @@ type Fetcher struct {
 	Timeout  time.Duration // 0 = DefaultTimeout
 }
 
-// Fetch GETs raw (an http or https URL) and returns it as a URL document:
+// Fetch GETs raw (an http or https URL) and returns it as a Doc:
 // the HTML <title> (else the URL) and the text (HTML reduced to its visible
 // text; text/* and JSON as sent). A body longer than MaxBytes is cut and
 // ends with a note saying so. Errors name the URL: a malformed URL or other
 // scheme, a transport error or timeout, ErrStatus for a non-2xx status, and
 // a binary content type (images, archives) that cannot be shown as text.
-func (f *Fetcher) Fetch(ctx context.Context, raw string) (prompt.URLDoc, error) {
+func (f *Fetcher) Fetch(ctx context.Context, raw string) (Doc, error) {
 	u, err := url.Parse(raw)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return prompt.URLDoc{}, fmt.Errorf("url %q: want an absolute http:// or https:// URL", raw)
+		return Doc{}, fmt.Errorf("url %q: want an absolute http:// or https:// URL", raw)
 	}
 	timeout, max := f.Timeout, f.MaxBytes
 	if timeout <= 0 {
@@ -63,27 +73,33 @@ func (f *Fetcher) Fetch(ctx context.Context, raw string) (prompt.URLDoc, error) 
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
 	if err != nil {
-		return prompt.URLDoc{}, fmt.Errorf("url %s: %w", raw, err)
+		return Doc{}, fmt.Errorf("url %s: %w", raw, err)
 	}
 	req.Header.Set("Accept", "text/html, text/plain;q=0.9, */*;q=0.5")
 	resp, err := client.Do(req)
 	if err != nil {
-		return prompt.URLDoc{}, fmt.Errorf("fetch %s (limit %s): %w", raw, timeout, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Doc{}, fmt.Errorf("fetch %s: no complete answer within %s: %w", raw, timeout, err)
+		}
+		return Doc{}, fmt.Errorf("fetch %s (limit %s): %w", raw, timeout, err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode < 200 || resp.StatusCode > 299 {
-		return prompt.URLDoc{}, fmt.Errorf("fetch %s: %w: %s", raw, ErrStatus, resp.Status)
+		return Doc{}, fmt.Errorf("fetch %s: %w: %s", raw, ErrStatus, resp.Status)
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, max+1))
 	if err != nil {
-		return prompt.URLDoc{}, fmt.Errorf("fetch %s (limit %s): read body: %w", raw, timeout, err)
+		if errors.Is(err, context.DeadlineExceeded) {
+			return Doc{}, fmt.Errorf("fetch %s: body not read within %s: %w", raw, timeout, err)
+		}
+		return Doc{}, fmt.Errorf("fetch %s (limit %s): read body: %w", raw, timeout, err)
 	}
 	cut := int64(len(body)) > max
 	if cut {
 		body = body[:max]
 	}
 	mt, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	doc := prompt.URLDoc{URL: raw, Title: raw}
+	doc := Doc{URL: raw, Final: resp.Request.URL.String(), MediaType: mt, Title: raw}
 	switch {
 	case mt == "text/html" || mt == "application/xhtml+xml":
 		title, text := htmlText(string(body))
@@ -94,7 +110,7 @@ func (f *Fetcher) Fetch(ctx context.Context, raw string) (prompt.URLDoc, error) 
 	case mt == "" || strings.HasPrefix(mt, "text/") || strings.HasSuffix(mt, "json") || strings.HasSuffix(mt, "xml"):
 		doc.Content = strings.ToValidUTF8(string(body), "\uFFFD")
 	default:
-		return prompt.URLDoc{}, fmt.Errorf("fetch %s: content type %s is not text", raw, mt)
+		return Doc{}, fmt.Errorf("fetch %s: content type %q is not text; only text, HTML, JSON and XML are returned", raw, mt)
 	}
 	if cut {
 		doc.Content += fmt.Sprintf("\n\n[cut: only the first %d bytes of the response were read]", max)

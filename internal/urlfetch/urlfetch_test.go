@@ -72,7 +72,7 @@ func TestFetchErrors(t *testing.T) {
 		check     func(error) bool
 	}{
 		{"status", s.URL + "/missing", Fetcher{}, func(err error) bool { return errors.Is(err, ErrStatus) }},
-		{"binary", s.URL + "/image", Fetcher{}, func(err error) bool { return strings.Contains(err.Error(), "image/png is not text") }},
+		{"binary", s.URL + "/image", Fetcher{}, func(err error) bool { return strings.Contains(err.Error(), `"image/png" is not text`) }},
 		{"timeout", s.URL + "/slow", Fetcher{Timeout: time.Millisecond}, func(err error) bool { return errors.Is(err, context.DeadlineExceeded) }},
 		{"scheme", "file:///etc/passwd", Fetcher{}, func(err error) bool { return strings.Contains(err.Error(), "want an absolute http") }},
 	}
