@@ -12,6 +12,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/llm"
 )
@@ -24,7 +25,7 @@ func TestFilterLines(t *testing.T) {
 	in := strings.Join([]string{`{"jsonrpc":"2.0","id":1,"method":"initialize"}`, `{"broken":`, `[1,2]`, `{"jsonrpc":"2.0","id":7}`, ``, long,
 		`{"jsonrpc":"2.0","id":2,"method":"session/new"}`}, "\n") + "\n"
 	var out bytes.Buffer
-	got, err := io.ReadAll(filterLines(strings.NewReader(in), &out))
+	got, err := io.ReadAll(filterLines(strings.NewReader(in), &lockedWriter{w: &out}))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -125,5 +126,27 @@ func TestPromptImages(t *testing.T) {
 	if len(ups) != 2 || ups[1].UserMessageChunk == nil || ups[1].UserMessageChunk.Content.Image == nil ||
 		ups[1].UserMessageChunk.Content.Image.MimeType != "image/png" {
 		t.Errorf("%+v", ups)
+	}
+}
+
+// TestInputEndStillAnswersRequests: `echo INITIALIZE | strata acp` — the
+// client's input ends right after a request — still gets the answer (the
+// end of input drains answers being computed). Without the drain the SDK's
+// connection ended first and the answer was dropped in some runs.
+func TestInputEndStillAnswersRequests(t *testing.T) {
+	ws, err := strata.Open(context.Background(), strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", APIKey: "test", BaseURL: "http://127.0.0.1:1"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	for i := range 20 {
+		var out bytes.Buffer
+		in := strings.NewReader(`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":1}}` + "\n")
+		if err := Serve(context.Background(), ws, agent.ModeAll, in, &out); err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(out.String(), `"protocolVersion":1`) {
+			t.Fatalf("run %d: no initialize answer before the server ended: %q", i, out.String())
+		}
 	}
 }

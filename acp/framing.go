@@ -6,14 +6,18 @@ import (
 	"encoding/json"
 	"io"
 	"sync"
+	"time"
 )
 
 // lockedWriter serializes whole-message writes of the SDK connection and of
-// the framing filter on the client's stream.
+// the framing filter on the client's stream. It also keeps the ids of the
+// client's requests still unanswered (track, answered), so that the end of
+// the client's input does not drop an answer being computed (drain).
 type lockedWriter struct {
-	mu    sync.Mutex
-	w     io.Writer
-	hooks []writeHook
+	mu      sync.Mutex
+	w       io.Writer
+	hooks   []writeHook
+	pending map[string]bool // ids (raw JSON) of requests read and not yet answered
 }
 
 // writeHook runs fn once after a written response contains match.
@@ -26,6 +30,9 @@ type writeHook struct {
 func (l *lockedWriter) Write(p []byte) (int, error) {
 	l.mu.Lock()
 	n, err := l.w.Write(p)
+	if id, ok := responseID(p); ok {
+		delete(l.pending, id)
+	}
 	var run []func()
 	if bytes.Contains(p, []byte(`"result"`)) {
 		kept := l.hooks[:0]
@@ -43,6 +50,61 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 		go fn()
 	}
 	return n, err
+}
+
+// track records that the client sent a request with this id (raw JSON).
+func (l *lockedWriter) track(id string) {
+	l.mu.Lock()
+	if l.pending == nil {
+		l.pending = map[string]bool{}
+	}
+	l.pending[id] = true
+	l.mu.Unlock()
+}
+
+// drainGrace is how long the end of the client's input waits for answers
+// already being computed (initialize, session/new, …): `echo REQUEST |
+// strata acp` gets its answer. A prompt still running then is not waited
+// for beyond it; the connection's end cancels it.
+const drainGrace = 2 * time.Second
+
+// drain waits until every tracked request is answered, or drainGrace.
+func (l *lockedWriter) drain() {
+	deadline := time.Now().Add(drainGrace)
+	for time.Now().Before(deadline) {
+		l.mu.Lock()
+		n := len(l.pending)
+		l.mu.Unlock()
+		if n == 0 {
+			return
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// requestID returns the id of a JSON-RPC request (a message with a method
+// and an id); notifications and responses have none.
+func requestID(line []byte) (string, bool) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method == "" || len(m.ID) == 0 || string(m.ID) == "null" {
+		return "", false
+	}
+	return string(m.ID), true
+}
+
+// responseID returns the id of a JSON-RPC response written to the client.
+func responseID(p []byte) (string, bool) {
+	var m struct {
+		ID     json.RawMessage `json:"id"`
+		Method string          `json:"method"`
+	}
+	if json.Unmarshal(bytes.TrimSpace(p), &m) != nil || m.Method != "" || len(m.ID) == 0 {
+		return "", false
+	}
+	return string(m.ID), true
 }
 
 // after runs fn (in a goroutine of its own) once a response containing
@@ -82,8 +144,9 @@ const maxLine = 10 << 20
 
 // filterLines copies newline-delimited messages from in to the returned
 // reader, answering lines that are not JSON objects on out; the server keeps
-// serving after bad input. The reader ends when in does.
-func filterLines(in io.Reader, out io.Writer) io.Reader {
+// serving after bad input. The reader ends when in does, once the requests
+// read are answered (lockedWriter.drain; at most drainGrace).
+func filterLines(in io.Reader, out *lockedWriter) io.Reader {
 	pr, pw := io.Pipe()
 	go func() {
 		r := bufio.NewReaderSize(in, 64<<10)
@@ -99,11 +162,15 @@ func filterLines(in io.Reader, out io.Writer) io.Reader {
 			case !isMessage(line):
 				out.Write(notAMessage)
 			default:
+				if id, ok := requestID(line); ok {
+					out.track(id)
+				}
 				if _, werr := pw.Write(append(line, '\n')); werr != nil {
 					return
 				}
 			}
 			if err != nil {
+				out.drain()
 				pw.CloseWithError(err)
 				return
 			}
