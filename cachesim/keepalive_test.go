@@ -77,15 +77,7 @@ func TestWithPings(t *testing.T) {
 	if len(out) != 3 || !ping[1] || ping[0] || ping[2] || !out[1].At.Equal(t0.Add(270*time.Second)) || out[1].Output != PingOutput {
 		t.Fatalf("pinged session %+v %v", out, ping)
 	}
-	sim := NewAnthropic(p.MinCacheableTokens)
-	var res []Result
-	for _, r := range out {
-		x, err := sim.Simulate(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		res = append(res, x)
-	}
+	res := simulateAll(t, NewAnthropic(p.MinCacheableTokens), out)
 	if res[1].CacheRead != 10000 || res[2].CacheRead != 10000 || res[2].CacheWrite != 300 {
 		t.Errorf("ping reads and keeps A: %+v", res)
 	}
@@ -127,15 +119,7 @@ func TestOracleBelowPingingStrategies(t *testing.T) {
 			} {
 				for _, sim := range []Simulator{NewAnthropic(p.MinCacheableTokens), NewBedrock(p.MinCacheableTokens)} {
 					pinged, _ := WithPings(session, policy)
-					var total Result
-					for _, r := range pinged {
-						res, err := sim.Simulate(r)
-						if err != nil {
-							t.Fatal(err)
-						}
-						total = total.Add(res)
-					}
-					if c := p.Cost(total); c < bound-1e-12 {
+					if c := p.Cost(Sum(simulateAll(t, sim, pinged))); c < bound-1e-12 {
 						t.Fatalf("iteration %d, %s/%s, pings %s: $%.9f below the oracle $%.9f", it, m, sim.Name(), name, c, bound)
 					}
 				}
@@ -156,16 +140,22 @@ func TestOracleBelowHourlyPing(t *testing.T) {
 	if len(pinged) != 4 || !ping[1] {
 		t.Fatalf("pings %v", ping)
 	}
-	sim := NewAnthropic(p.MinCacheableTokens)
-	var total Result
-	for _, r := range pinged {
-		res, err := sim.Simulate(r)
-		if err != nil {
-			t.Fatal(err)
-		}
-		total = total.Add(res)
-	}
-	if c, o := p.Cost(total), p.Cost(Sum(Oracle(p, s))); c < o-1e-12 {
+	if c, o := p.Cost(Sum(simulateAll(t, NewAnthropic(p.MinCacheableTokens), pinged))), p.Cost(Sum(Oracle(p, s))); c < o-1e-12 {
 		t.Errorf("pinged session $%.6f below the oracle $%.6f", c, o)
 	}
+}
+
+// simulateAll runs trace through sim, failing the test on a rejected
+// request.
+func simulateAll(t *testing.T, sim Simulator, trace []Request) []Result {
+	t.Helper()
+	out := make([]Result, 0, len(trace))
+	for i, r := range trace {
+		res, err := sim.Simulate(r)
+		if err != nil {
+			t.Fatalf("request %d: %v", i, err)
+		}
+		out = append(out, res)
+	}
+	return out
 }
