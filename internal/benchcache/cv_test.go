@@ -60,20 +60,8 @@ func TestManagedCrossValidation(t *testing.T) {
 		}
 		var inAll, outAll float64
 		for f := 0; f < folds; f++ {
-			var in, out []int
-			for i := range all {
-				if i%folds == f {
-					out = append(out, i)
-				} else {
-					in = append(in, i)
-				}
-			}
-			best := names[0]
-			for _, n := range names {
-				if ratio(in, n) < ratio(in, best) {
-					best = n
-				}
-			}
+			in, out := cvFold(len(all), folds, f)
+			best := lowest(names, func(n string) float64 { return ratio(in, n) })
 			votes[byName[best]]++
 			ri, ro := ratio(in, best), ratio(out, best)
 			inAll += ri / folds
@@ -96,6 +84,30 @@ func TestManagedCrossValidation(t *testing.T) {
 		t.Errorf("cross-validation chooses DiffContext=%d (%d of %d folds); cachefit.DefaultOptions has %d",
 			choice, n, 2*folds, cachefit.DefaultOptions.DiffContext)
 	}
+}
+
+// cvFold splits n sessions for fold f of folds: out holds those whose
+// index ≡ f (mod folds), in the others.
+func cvFold(n, folds, f int) (in, out []int) {
+	for i := range n {
+		if i%folds == f {
+			out = append(out, i)
+		} else {
+			in = append(in, i)
+		}
+	}
+	return in, out
+}
+
+// lowest returns the name with the lowest score (the first of a tie).
+func lowest(names []string, score func(string) float64) string {
+	best := names[0]
+	for _, n := range names {
+		if score(n) < score(best) {
+			best = n
+		}
+	}
+	return best
 }
 
 func seq(n int) []int {
@@ -158,20 +170,8 @@ func TestPacedTTLCrossValidation(t *testing.T) {
 	var log strings.Builder
 	var inAll, outAll float64
 	for f := 0; f < folds; f++ {
-		var in, out []int
-		for i := range reps[0].Details {
-			if i%folds == f {
-				out = append(out, i)
-			} else {
-				in = append(in, i)
-			}
-		}
-		best := names[0]
-		for _, n := range names {
-			if ratio(in, n) < ratio(in, best) {
-				best = n
-			}
-		}
+		in, out := cvFold(len(reps[0].Details), folds, f)
+		best := lowest(names, func(n string) float64 { return ratio(in, n) })
 		votes[best]++
 		ri, ro := ratio(in, best), ratio(out, best)
 		inAll += ri / folds
