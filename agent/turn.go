@@ -27,7 +27,11 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	a.turns++
 	res.Turns++
 	rec := TurnRecord{TurnInfo: info, Input: input, StartedAt: time.Now()}
-	a.emit(event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig})
+	start := event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig}
+	if id.Index == 0 {
+		start.PreviousLoopID = a.prev
+	}
+	a.emit(start)
 	for i := range input {
 		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: &id, Message: &llm.Message{Role: input[i].Role}})
 		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: &id, Message: &input[i]})
@@ -96,14 +100,14 @@ func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why strin
 }
 
 // context returns this turn's prompt.Context: the template with the model,
-// output cap, wire API, conversation id (the loop id), tools, the live
+// output cap, wire API, conversation id (Config.ConversationID), tools, the live
 // history, the usage so far and the detached chunks (as Detached and joined
 // into the summary).
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
 	pc.API = a.cfg.Provider.API()
-	pc.ConversationID = a.loopID
+	pc.ConversationID = a.cfg.ConversationID
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}
