@@ -79,33 +79,57 @@ type Session struct {
 // session.ErrBusy, before any model call. A holder that dies without Close
 // blocks the session for at most session.LeaseTTL.
 
-// NewSession starts a new stored session with a new loop.
+// NewSession starts a new stored session; its first prompt is its first
+// loop (each prompt is a loop of its own: docs/turn.md, rule 2).
 func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session, error) {
-	return w.open(ctx, "", -1, o)
+	return w.open(ctx, "", nil, o)
 }
 
-// ResumeSession continues the latest loop of the stored session id (a unique
-// prefix works): its history is restored, the layout replays it (so the
-// next request keeps the cached prefix), and Pending lists the tool calls a
-// crash cut off. An unknown id is a *ConfigError wrapping session.ErrNotFound.
+// ResumeSession continues the stored session id (a unique prefix works) from
+// its latest loop: the whole conversation is restored (the loops it
+// continues included), the layout replays it (so the next request keeps the
+// cached prefix), and Pending lists the tool calls a crash cut off, which
+// ResumePending finishes in that loop. The next prompt is a new loop
+// continuing it, its turns indexed from 0. An unknown id is a *ConfigError
+// wrapping session.ErrNotFound.
 func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptions) (*Session, error) {
 	if id == "" {
 		return nil, configErrorf("resume: empty session id")
 	}
-	return w.open(ctx, id, -1, o)
+	return w.open(ctx, id, nil, o)
 }
 
-// BranchSession starts a new loop in the stored session id from the history
-// up to and including turn afterTurn of its latest loop; the new loop's
-// first turn is triggered by event.TriggerBranch.
+// BranchSession starts a new loop in the stored session id from the
+// conversation up to and including its turn afterTurn, counted across the
+// loops of the session's latest conversation from 0 (session.LoopRecord
+// Numbered: the numbers `strata sessions show` lists, and those a session
+// had when it was one loop). The new loop's first prompt is its turn 0,
+// triggered by event.TriggerBranch.
 func (w *Workspace) BranchSession(ctx context.Context, id string, afterTurn int, o SessionOptions) (*Session, error) {
 	if afterTurn < 0 {
-		return nil, configErrorf("branch: turn %d: want the index of a completed turn", afterTurn)
+		return nil, configErrorf("branch: turn %d: want the number of a completed turn", afterTurn)
 	}
-	return w.open(ctx, id, afterTurn, o)
+	return w.open(ctx, id, &branchPoint{turn: afterTurn}, o)
 }
 
-func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o SessionOptions) (s *Session, err error) {
+// BranchSessionAt is BranchSession at turn index of loop loopID (a unique
+// prefix works) of the session: any loop's turn, not only one of the latest
+// conversation's.
+func (w *Workspace) BranchSessionAt(ctx context.Context, id, loopID string, index int, o SessionOptions) (*Session, error) {
+	if loopID == "" || index < 0 {
+		return nil, configErrorf("branch: loop %q turn %d: want a loop id and the index of a completed turn in it", loopID, index)
+	}
+	return w.open(ctx, id, &branchPoint{loop: loopID, turn: index}, o)
+}
+
+// branchPoint is where a branch starts: turn of loop, or, with loop "", the
+// turn numbered turn across the latest conversation.
+type branchPoint struct {
+	loop string
+	turn int
+}
+
+func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o SessionOptions) (s *Session, err error) {
 	w.mu.Lock()
 	closed := w.closed
 	w.mu.Unlock()
@@ -172,7 +196,7 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 		if s.agent, err = agent.New(cfg); err != nil {
 			return nil, err
 		}
-	} else if err := s.restore(ctx, cfg, id, branchAfter); err != nil {
+	} else if err := s.restore(ctx, cfg, id, branch); err != nil {
 		return nil, err
 	}
 	s.rec = session.NewRecorder(w.store, s.id)
@@ -188,7 +212,7 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 }
 
 // restore loads the stored loop (or branches it) into s.
-func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, branchAfter int) error {
+func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, branch *branchPoint) error {
 	st := s.ws.store
 	d, err := st.LoadSession(ctx, id)
 	if err != nil {
@@ -203,10 +227,14 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	if err != nil {
 		return &ConfigError{Err: fmt.Errorf("session %s has no loop to continue: %w", d.ID, err)}
 	}
-	if branchAfter >= 0 {
+	if branch != nil {
+		at, index, err := branchAt(ctx, st, d.ID, loop, *branch)
+		if err != nil {
+			return err
+		}
 		nl := agent.NewID()
-		if err := st.Branch(ctx, d.ID, loop, branchAfter, nl); err != nil {
-			return &ConfigError{Err: fmt.Errorf("branch session %s at turn %d: %w", d.ID, branchAfter, err)}
+		if err := st.Branch(ctx, d.ID, at, index, nl); err != nil {
+			return &ConfigError{Err: fmt.Errorf("branch session %s at turn %d of loop %s: %w (see 'strata sessions show %s')", d.ID, index, at, err, d.ID)}
 		}
 		loop = nl
 	}
@@ -214,8 +242,7 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	if s.agent, next, err = restoreLoop(ctx, st, cfg, loop); err != nil {
 		return err
 	}
-	if branchAfter >= 0 {
-		s.agent.SetFirstTrigger(event.TriggerBranch)
+	if branch != nil {
 		return nil
 	}
 	if s.pending, err = st.Pending(ctx, loop); err != nil {
@@ -225,10 +252,35 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	return nil
 }
 
-// restoreLoop returns an agent with cfg continuing the stored loop (its
-// history replayed through the layout by agent.Restore) and the index of its
-// next turn.
+// branchAt resolves b to a loop and a turn index in it: a turn numbered
+// across the conversation of the session's latest loop, or a turn of a
+// named loop (which must belong to the session; Branch checks the turn).
+func branchAt(ctx context.Context, st session.Store, sid, latest string, b branchPoint) (string, int, error) {
+	if b.loop != "" {
+		return b.loop, b.turn, nil
+	}
+	rec, err := st.ReadLoop(ctx, latest)
+	if err != nil {
+		return "", 0, err
+	}
+	turns := rec.Numbered()
+	if b.turn >= len(turns) {
+		return "", 0, &ConfigError{Err: fmt.Errorf("branch session %s at turn %d: its conversation has turns 0–%d (see 'strata sessions show %s'): %w",
+			sid, b.turn, len(turns)-1, sid, session.ErrNotFound)}
+	}
+	return turns[b.turn].LoopID, turns[b.turn].Index, nil
+}
+
+// restoreLoop returns an agent with cfg continuing the stored loop (the
+// conversation's history, the loops it continues included, replayed through
+// the layout by agent.Restore; the conversation's id and token usage so
+// far) and the index of the loop's next turn. A loop that has run no turn
+// yet and is a branch gets its first turn triggered by event.TriggerBranch.
 func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop string) (*agent.Agent, int, error) {
+	rec, err := st.ReadLoop(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
 	hist, err := st.History(ctx, loop)
 	if err != nil {
 		return nil, 0, err
@@ -237,19 +289,21 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 	if err != nil {
 		return nil, 0, err
 	}
+	cfg.ConversationID = rec.ConversationID()
 	a, err := agent.Restore(cfg, loop, hist, next)
 	if err != nil {
 		return nil, 0, err
 	}
-	rec, err := st.ReadLoop(ctx, loop)
-	if err != nil {
-		return nil, 0, err
-	}
 	var used llm.Usage
-	for _, t := range rec.Turns {
-		used = used.Add(t.Usage)
+	for _, l := range append(rec.Before, *rec) {
+		for _, t := range l.Turns {
+			used = used.Add(t.Usage)
+		}
 	}
 	a.RestoreUsage(used)
+	if next == 0 && rec.Trigger == event.TriggerBranch {
+		a.SetFirstTrigger(event.TriggerBranch)
+	}
 	return a, next, nil
 }
 
@@ -427,7 +481,8 @@ func (w *Workspace) env(dir string) *tool.Env {
 // ID returns the stored session's id.
 func (s *Session) ID() string { return s.id }
 
-// LoopID returns the id of the session's current loop.
+// LoopID returns the id of the session's current loop: the running or last
+// prompt's (each prompt is a loop), else the loop the next prompt uses.
 func (s *Session) LoopID() string { return s.agent.LoopID() }
 
 // History returns the loop's conversation so far (shared; do not modify).

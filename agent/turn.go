@@ -15,7 +15,7 @@ import (
 // docs/turn.md, "event order": before_turn → TurnStart → input MessageStart/End → MessageStart →
 // MessageUpdate* → MessageEnd → tools → TurnEnd → after_turn.
 func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input []llm.Message, res *Result) (*llm.Response, error) {
-	id := event.TurnID{LoopID: a.loopID, Index: a.turns}
+	id := a.nextTurn()
 	info := TurnInfo{ID: id, Trigger: trig, CorrelationID: corr}
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
@@ -24,7 +24,7 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 			return nil, err
 		}
 	}
-	a.turns++
+	a.startTurn()
 	res.Turns++
 	rec := TurnRecord{TurnInfo: info, Input: input, StartedAt: time.Now()}
 	start := event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig}

@@ -451,3 +451,39 @@ func pendingOf(h []llm.Message) []llm.Block {
 	}
 	return out
 }
+
+// TurnRef names one turn of a conversation: its loop and its index there.
+type TurnRef struct {
+	LoopID string
+	Index  int
+}
+
+// Numbered returns the turns of the loop's whole conversation numbered
+// across it, as one loop per session numbered them before schema version 3
+// and as `strata sessions branch --turn N` counts: element n is turn n of
+// the conversation. Each loop of the chain (Before, then the loop) continues
+// from the previous one's last number: a loop a branch was taken from
+// counts up to the branch turn, any other up to its highest turn index
+// (turns or message parts, so the turns a pre-v3 branch copied keep their
+// numbers).
+func (r *LoopRecord) Numbered() []TurnRef {
+	var out []TurnRef
+	links := append(slices.Clone(r.Before), LoopRecord{Loop: r.Loop, Turns: r.Turns, Messages: r.Messages})
+	for i, l := range links {
+		n := -1
+		if i+1 < len(links) && links[i+1].BranchedFromLoop == l.ID && links[i+1].PreviousLoopID == l.ID {
+			n = links[i+1].BranchedFromTurn
+		} else {
+			for _, t := range l.Turns {
+				n = max(n, t.Index)
+			}
+			for _, m := range l.Messages {
+				n = max(n, m.TurnIndex)
+			}
+		}
+		for j := 0; j <= n; j++ {
+			out = append(out, TurnRef{LoopID: l.ID, Index: j})
+		}
+	}
+	return out
+}
