@@ -214,7 +214,7 @@ type Agent struct {
 	loopID  string // the current loop: the running or last prompt's
 	prev    string // the loop loopID continues ("" = none known)
 	history []llm.Message
-	turns   int  // next turn index in the current loop
+	turns   int    // next turn index in the current loop
 	fresh   bool   // the running prompt's first turn starts a new loop (see newLoop)
 	next    string // that new loop's id, once picked
 	usage   llm.Usage
