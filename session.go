@@ -48,8 +48,8 @@ type SessionOptions struct {
 	Title string
 }
 
-// Session is one conversation with the workspace's agent: a loop (with its
-// own layout instance), an event bus, and a recorder writing every
+// Session is one conversation with the workspace's agent: an agent.Agent
+// (its own layout instance; a loop per prompt), an event bus, and a recorder writing every
 // completed step to the workspace's store. Prompt, Stream and ResumePending
 // run one at a time; Steer, SetMode and Subscribe may be called from any
 // goroutine.
