@@ -145,20 +145,7 @@ func TestDefaultPath(t *testing.T) {
 // write path continues it: a resume completes the cut-off turn in place,
 // under a writer lease (the leases table the migration added).
 func TestOpenReadsSchema1Database(t *testing.T) {
-	dump, err := os.ReadFile("testdata/schema1.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(string(dump)); err != nil {
-		t.Fatalf("load the version-1 dump: %v", err)
-	}
-	raw.Close()
-	s := openPath(t, path)
+	s := openPath(t, loadDump(t, "schema1.sql"))
 	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
 		t.Errorf("user_version %s", v)
 	}
