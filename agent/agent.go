@@ -403,36 +403,6 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	return a.loop(ctx, corr, trigger, input, &Result{})
 }
 
-// newLoop makes a new user prompt a loop of its own (docs/turn.md, rule 2:
-// each agent_loop call of the Rust agent-loop library is a loop, its turns
-// indexed from 0): its first turn gets a new loop id continuing the current
-// loop (startTurn), unless the current loop has run no turn yet (a new
-// agent, a new branch, a prompt that stopped before its first turn), which
-// the prompt then uses. A prompt that stops before its first turn leaves
-// the loop id as it was.
-func (a *Agent) newLoop() { a.fresh = a.turns > 0 }
-
-// nextTurn returns the id of the turn about to start: in a new loop when
-// the prompt's first turn starts one (newLoop). startTurn makes it current.
-func (a *Agent) nextTurn() event.TurnID {
-	if !a.fresh {
-		return event.TurnID{LoopID: a.loopID, Index: a.turns}
-	}
-	if a.next == "" {
-		a.next = NewID()
-	}
-	return event.TurnID{LoopID: a.next, Index: 0}
-}
-
-// startTurn makes the turn nextTurn returned the current one, once
-// before_turn let it start.
-func (a *Agent) startTurn() {
-	if a.fresh {
-		a.prev, a.loopID, a.turns, a.fresh, a.next = a.loopID, a.next, 0, false, ""
-	}
-	a.turns++
-}
-
 // receiveInput is the body of RECEIVE_INPUT (between its StagePreFired and
 // StagePostFired events): the receive_input hooks around appending the
 // prompt and attachments as a user message, which it returns.
