@@ -15,7 +15,7 @@ import (
 // docs/turn.md, "event order": before_turn → TurnStart → input MessageStart/End → MessageStart →
 // MessageUpdate* → MessageEnd → tools → TurnEnd → after_turn.
 func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input []llm.Message, res *Result) (*llm.Response, error) {
-	id := event.TurnID{LoopID: a.loopID, Index: a.turns}
+	id := a.nextTurn()
 	info := TurnInfo{ID: id, Trigger: trig, CorrelationID: corr}
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
@@ -24,10 +24,14 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 			return nil, err
 		}
 	}
-	a.turns++
+	a.startTurn()
 	res.Turns++
 	rec := TurnRecord{TurnInfo: info, Input: input, StartedAt: time.Now()}
-	a.emit(event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig})
+	start := event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig}
+	if id.Index == 0 {
+		start.PreviousLoopID = a.prev
+	}
+	a.emit(start)
 	for i := range input {
 		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: &id, Message: &llm.Message{Role: input[i].Role}})
 		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: &id, Message: &input[i]})
@@ -53,6 +57,36 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, resp.Usage, resp.StopReason, time.Now()
 	a.afterTurn(ctx, rec)
 	return resp, nil
+}
+
+// newLoop makes a new user prompt a loop of its own (docs/turn.md, rule 2:
+// each agent_loop call of the Rust agent-loop library is a loop, its turns
+// indexed from 0): its first turn gets a new loop id continuing the current
+// loop (startTurn), unless the current loop has run no turn yet (a new
+// agent, a new branch, a prompt that stopped before its first turn), which
+// the prompt then uses. A prompt that stops before its first turn leaves
+// the loop id as it was.
+func (a *Agent) newLoop() { a.fresh = a.turns > 0 }
+
+// nextTurn returns the id of the turn about to start: in a new loop when
+// the prompt's first turn starts one (newLoop). startTurn makes it current.
+func (a *Agent) nextTurn() event.TurnID {
+	if !a.fresh {
+		return event.TurnID{LoopID: a.loopID, Index: a.turns}
+	}
+	if a.next == "" {
+		a.next = NewID()
+	}
+	return event.TurnID{LoopID: a.next, Index: 0}
+}
+
+// startTurn makes the turn nextTurn returned the current one, once
+// before_turn let it start.
+func (a *Agent) startTurn() {
+	if a.fresh {
+		a.prev, a.loopID, a.turns, a.fresh, a.next = a.loopID, a.next, 0, false, ""
+	}
+	a.turns++
 }
 
 // compact detaches every chunk Config.Compaction allows, oldest first, and
@@ -96,14 +130,14 @@ func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why strin
 }
 
 // context returns this turn's prompt.Context: the template with the model,
-// output cap, wire API, conversation id (the loop id), tools, the live
+// output cap, wire API, conversation id (Config.ConversationID), tools, the live
 // history, the usage so far and the detached chunks (as Detached and joined
 // into the summary).
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
 	pc.API = a.cfg.Provider.API()
-	pc.ConversationID = a.loopID
+	pc.ConversationID = a.cfg.ConversationID
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}

@@ -137,6 +137,11 @@ type Event struct {
 	DroppedCount int64 `json:"dropped_count,omitempty"`
 	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
 	ChildLoopID string `json:"child_loop_id,omitempty"`
+	// PreviousLoopID is set on the TurnStart of a loop's first turn (index
+	// 0) when the loop continues another of the same conversation: the loop
+	// of the previous user prompt (docs/turn.md, rule 2: a loop per user
+	// prompt). The session store chains the loops by it.
+	PreviousLoopID string `json:"previous_loop_id,omitempty"`
 	// Stage names the message-loop stage of StagePreFired / StagePostFired.
 	Stage string `json:"stage,omitempty"`
 	// Outcome is how a stage ended (StagePostFired: ok, denied, cancelled,
