@@ -54,15 +54,7 @@ func TestAttackWorkspaceTrustStep(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "--trust") || !strings.Contains(r.stderr, "mcp kiro:") || anyRan() {
 		t.Fatalf("mcp list, untrusted: exit %d, ran %v\n%s", r.code, anyRan(), r.stderr)
 	}
-	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := replay.NewServer(reply, reply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := doneServer(t, 2)
 	key := append(env, "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL())
 	r = runCLI(t, dir, key, "run", "hi")
 	if r.code != 2 || !strings.Contains(r.stderr, "run again with --trust") || !strings.Contains(r.stderr, "mcp claude:") ||
@@ -149,15 +141,7 @@ func TestAttackWorkspaceTrustAsksOnATerminal(t *testing.T) {
 // trusting in either one lets the other run unasked. They used to hash
 // different sets (mcp list: only .kiro/settings/mcp.json, and no hooks).
 func TestAttackTrustDecisionCoversMCPListAndRun(t *testing.T) {
-	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := replay.NewServer(reply, reply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := doneServer(t, 2)
 
 	// Default agent: trusted by mcp list, then run asks nothing.
 	dir, env := trustProject(t)
@@ -196,4 +180,24 @@ func TestAttackTrustDecisionCoversMCPListAndRun(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "hook agentSpawn: touch ") || !strings.Contains(r.stderr, "mcp ev: ") {
 		t.Errorf("mcp list --agent dev, untrusted: exit %d\n%s", r.code, r.stderr)
 	}
+}
+
+// doneServer serves n Anthropic answers "done" (10 input, 2 output tokens)
+// on 127.0.0.1 until the test ends.
+func doneServer(t *testing.T, n int) *replay.Server {
+	t.Helper()
+	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := make([]replay.Response, n)
+	for i := range replies {
+		replies[i] = reply
+	}
+	srv, err := replay.NewServer(replies...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }

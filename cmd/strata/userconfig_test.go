@@ -149,15 +149,7 @@ func TestBadConfigFile(t *testing.T) {
 // a provider or model they cannot price; 'strata config' lists where each
 // setting applies.
 func TestConfigFileAppliesToEveryCommandWithTheFlag(t *testing.T) {
-	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := replay.NewServer(reply, reply, reply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := doneServer(t, 3)
 	ws := t.TempDir()
 	key := []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL(), "STRATA_DATA_DIR=" + t.TempDir()}
 	r := runCLI(t, ws, key, "run", "hi")

@@ -82,17 +82,27 @@ func Count(ctx context.Context, provider, model string, body []byte, cfg Config)
 // max_tokens, stream, sampling and metadata are left out.
 var anthropicCountFields = []string{"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers", "context_management"}
 
-// Anthropic counts a Messages request body with messages.count_tokens.
-func Anthropic(ctx context.Context, body []byte, cfg Config) (int64, error) {
+// pick returns the top-level fields of the JSON object body that are in
+// fields, or an error when body is not a JSON object.
+func pick(body []byte, fields []string) (map[string]json.RawMessage, error) {
 	var req map[string]json.RawMessage
 	if err := json.Unmarshal(body, &req); err != nil {
-		return 0, fmt.Errorf("anthropic count_tokens: request body: %w", err)
+		return nil, fmt.Errorf("request body: %w", err)
 	}
 	keep := map[string]json.RawMessage{}
-	for _, k := range anthropicCountFields {
+	for _, k := range fields {
 		if v, ok := req[k]; ok {
 			keep[k] = v
 		}
+	}
+	return keep, nil
+}
+
+// Anthropic counts a Messages request body with messages.count_tokens.
+func Anthropic(ctx context.Context, body []byte, cfg Config) (int64, error) {
+	keep, err := pick(body, anthropicCountFields)
+	if err != nil {
+		return 0, fmt.Errorf("anthropic count_tokens: %w", err)
 	}
 	countBody, err := json.Marshal(keep)
 	if err != nil {

@@ -31,15 +31,9 @@ var bedrockCountFields = []string{"messages", "system", "toolConfig", "additiona
 // SSO, roles), in cfg.Region (default us-east-1). cfg.BaseURL replaces the
 // endpoint (AWS_ENDPOINT_URL_BEDROCK_RUNTIME).
 func Bedrock(ctx context.Context, model string, body []byte, cfg Config) (int64, error) {
-	var req map[string]json.RawMessage
-	if err := json.Unmarshal(body, &req); err != nil {
-		return 0, fmt.Errorf("bedrock CountTokens: request body: %w", err)
-	}
-	converse := map[string]json.RawMessage{}
-	for _, k := range bedrockCountFields {
-		if v, ok := req[k]; ok {
-			converse[k] = v
-		}
+	converse, err := pick(body, bedrockCountFields)
+	if err != nil {
+		return 0, fmt.Errorf("bedrock CountTokens: %w", err)
 	}
 	countBody, err := json.Marshal(map[string]any{"input": map[string]any{"converse": converse}})
 	if err != nil {
