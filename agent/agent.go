@@ -230,6 +230,9 @@ type Agent struct {
 	detached int
 	chunks   []compact.Chunk
 	chunkAt  []int64 // when each chunk was detached (Unix ms; 0 = while warming)
+	// tldr is the usage of compaction's tl;dr requests not yet counted in
+	// a turn: the turn that compacted adds it to its own (turn).
+	tldr llm.Usage
 }
 
 // New checks cfg and returns an agent with an empty history and a new loop
@@ -362,7 +365,7 @@ func (a *Agent) takeFollowUp() (string, bool) {
 type Result struct {
 	Message    llm.Message    // the last assistant message
 	StopReason llm.StopReason // its stop reason
-	Usage      llm.Usage      // summed over the model calls of this user turn
+	Usage      llm.Usage      // summed over the model calls of this user turn, compaction's tl;dr requests included
 	Turns      int            // model calls made
 	Rounds     int            // continuation rounds made (see Config.MaxTurns)
 }

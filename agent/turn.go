@@ -37,15 +37,27 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: &id, Message: &input[i]})
 	}
 	resp, settled, err := a.call(ctx, corr, &id)
+	// The tl;dr requests compaction made for this turn count in its usage
+	// (and so in the loop's, the result's and the stored turn's), whether
+	// or not the model call then succeeded.
+	tldr := a.tldr
+	a.tldr = llm.Usage{}
+	a.usage = a.usage.Add(tldr)
+	res.Usage = res.Usage.Add(tldr)
 	if err != nil {
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Err: err})
-		rec.Err, rec.EndedAt = err, time.Now()
+		var u *llm.Usage
+		if tldr != (llm.Usage{}) {
+			u = &tldr
+		}
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: u, Err: err})
+		rec.Err, rec.Usage, rec.EndedAt = err, tldr, time.Now()
 		a.afterTurn(ctx, rec)
 		return nil, err
 	}
 	a.history = append(a.history, resp.Message)
 	a.usage = a.usage.Add(resp.Usage)
 	res.Usage = res.Usage.Add(resp.Usage)
+	used := resp.Usage.Add(tldr)
 	if calls := resp.Message.ToolUses(); len(calls) > 0 {
 		st := a.stages(corr, &id)
 		st.enter(StageToolCall)
@@ -53,8 +65,8 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 		st.leave(ctx.Err())
 		a.appendUser(rec.ToolResults...)
 	}
-	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &resp.Usage, StopReason: resp.StopReason, ToolResults: rec.ToolResults})
-	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, resp.Usage, resp.StopReason, time.Now()
+	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &used, StopReason: resp.StopReason, ToolResults: rec.ToolResults})
+	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, used, resp.StopReason, time.Now()
 	a.afterTurn(ctx, rec)
 	return resp, nil
 }
@@ -91,8 +103,10 @@ func (a *Agent) startTurn() {
 
 // compact detaches every chunk Config.Compaction allows, oldest first, and
 // emits a Compaction event for each (after the turn's input messages,
-// before the model call: docs/turn.md, rule 16). A nil id (warming a
-// restored layout) emits nothing.
+// before the model call: docs/turn.md, rule 16), carrying the usage of the
+// chunk's tl;dr requests, which the turn then counts. A nil id (warming a
+// restored layout) emits nothing; tl;dr requests made while warming count
+// in the next turn.
 func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {
@@ -107,6 +121,7 @@ func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
 				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(a.chunks)+1, err)})
 		}
+		a.tldr = a.tldr.Add(c.Usage)
 		a.detach(corr, id, c, "")
 	}
 }
@@ -124,7 +139,11 @@ func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why strin
 	a.chunks = append(a.chunks, c)
 	a.detached = c.Last + 1
 	if id != nil {
-		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
+		var u *llm.Usage
+		if c.Usage != (llm.Usage{}) {
+			u = &c.Usage
+		}
+		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id, Usage: u,
 			Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d%s", c.First+1, c.Last+1, c.Tokens, len(a.chunks), why)})
 	}
 }

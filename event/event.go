@@ -39,7 +39,7 @@ const (
 	SessionTurnStart    Kind = "session_turn_start"    // a user turn begins (docs/loop.md, RECEIVE_INPUT)
 	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (docs/loop.md, RENDER); Err is why it failed, if it did
 	TurnStart           Kind = "turn_start"            // one model call-and-response cycle begins (docs/turn.md)
-	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage, or Err when the model call failed
+	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage (the model call's plus compaction's tl;dr requests'), or Err when the model call failed
 	MessageStart        Kind = "message_start"         // an input or assistant message begins
 	MessageUpdate       Kind = "message_update"        // a stream delta of the assistant message
 	MessageEnd          Kind = "message_end"           // the message is complete; carries it
@@ -114,7 +114,7 @@ type Event struct {
 	Delta      *llm.Delta     `json:"delta,omitempty"`       // MessageUpdate
 	ToolCall   *llm.Block     `json:"tool_call,omitempty"`   // tool_use block: ToolExecution*, ToolCall*
 	ToolResult *llm.Block     `json:"tool_result,omitempty"` // ToolExecutionEnd
-	Usage      *llm.Usage     `json:"usage,omitempty"`       // TurnEnd, ProviderResponse, SessionTurnEnd (sum)
+	Usage      *llm.Usage     `json:"usage,omitempty"`       // TurnEnd, ProviderResponse (the model call alone), SessionTurnEnd (sum), Compaction (its tl;dr requests)
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*

@@ -94,7 +94,7 @@ type Turn struct {
 	Status        TurnStatus
 	StopReason    llm.StopReason
 	Error         string    // the failure, for TurnFailed
-	Usage         llm.Usage // tokens of the turn's model call
+	Usage         llm.Usage // tokens of the turn's model call and of the tl;dr requests its compaction made
 	StartedAt     time.Time // turn_start time
 	EndedAt       time.Time // turn_end time; zero while in progress
 }
