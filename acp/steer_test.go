@@ -34,6 +34,32 @@ func (c *steerClient) SessionUpdate(_ context.Context, n sdk.SessionNotification
 	return nil
 }
 
+// steerSession serves ws over ACP to an acp-go-sdk client on pipes and
+// opens a session in dir; stop ends the connection and waits for Serve
+// (it may be called twice).
+func steerSession(t *testing.T, ws *strata.Workspace, dir string) (context.Context, *sdk.ClientSideConnection, *sdk.NewSessionResponse, *steerClient, func()) {
+	t.Helper()
+	cr, aw := io.Pipe()
+	ar, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
+	client := &steerClient{echoed: make(chan struct{})}
+	conn := sdk.NewClientSideConnection(client, aw, ar)
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); aw.Close(); <-served }) }
+	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err == nil {
+		var ns sdk.NewSessionResponse
+		if ns, err = conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}}); err == nil {
+			return ctx, conn, &ns, client, stop
+		}
+	}
+	stop()
+	t.Fatal(err)
+	return nil, nil, nil, nil, nil
+}
+
 // A session/prompt sent while another prompt of the session runs is queued
 // as a steering message (the Rust agent-loop Turn: input messages include
 // "pending steering messages", injected before the next model call): the
@@ -74,18 +100,8 @@ func TestPromptWhileRunningSteers(t *testing.T) {
 	must(t, err)
 	defer ws.Close()
 
-	cr, aw := io.Pipe()
-	ar, cw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
-	client := &steerClient{echoed: make(chan struct{})}
-	conn := sdk.NewClientSideConnection(client, aw, ar)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	must(t, err)
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	must(t, err)
+	ctx, conn, ns, client, stop := steerSession(t, ws, dir)
+	defer stop()
 	prompt := func(blocks ...sdk.ContentBlock) (sdk.PromptResponse, error) {
 		return conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: blocks})
 	}
@@ -107,9 +123,7 @@ func TestPromptWhileRunningSteers(t *testing.T) {
 	if err := <-second; err != nil {
 		t.Fatalf("steering prompt: %v", err)
 	}
-	cancel()
-	aw.Close()
-	<-served
+	stop()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -168,18 +182,8 @@ func TestPromptDuringFinalResponseSteers(t *testing.T) {
 	must(t, err)
 	defer ws.Close()
 
-	cr, aw := io.Pipe()
-	ar, cw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
-	client := &steerClient{echoed: make(chan struct{})}
-	conn := sdk.NewClientSideConnection(client, aw, ar)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	must(t, err)
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	must(t, err)
+	ctx, conn, ns, client, stop := steerSession(t, ws, dir)
+	defer stop()
 	type out struct {
 		r   sdk.PromptResponse
 		err error
@@ -199,9 +203,7 @@ func TestPromptDuringFinalResponseSteers(t *testing.T) {
 			t.Errorf("%s: stop reason %q, err %v; want max_tokens, the running prompt's after the steered turn", name, o.r.StopReason, o.err)
 		}
 	}
-	cancel()
-	aw.Close()
-	<-served
+	stop()
 
 	mu.Lock()
 	defer mu.Unlock()

@@ -120,13 +120,7 @@ func TestSteerDuringFinalResponseContinues(t *testing.T) {
 	if o.res.Message.Content[0].Text != "answer 1" {
 		t.Errorf("result message %q; want the steered turn's answer", o.res.Message.Content[0].Text)
 	}
-	var triggers []string
-	for _, e := range rec.ev {
-		if e.Kind == event.TurnStart {
-			triggers = append(triggers, string(e.Trigger))
-		}
-	}
-	if got := strings.Join(triggers, " "); got != "user continuation" {
+	if got := rec.triggers(); got != "user continuation" {
 		t.Errorf("turn triggers %q; want \"user continuation\"", got)
 	}
 }
