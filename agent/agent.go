@@ -313,7 +313,9 @@ func (a *Agent) Steer(text string) {
 // in one more turn made for it (the Rust agent-loop design: "The inner loop
 // in run_loop continues when there are tool calls or pending steering
 // messages"; docs/turn.md, rule 13). It reports false, and queues nothing,
-// when no prompt runs or the running one has already ended its loop: the
+// when no prompt runs (a prompt runs from the start of Prompt or
+// PromptWith, so a front end that has just started one in a goroutine may
+// still see false) or the running one has already ended its loop: the
 // caller keeps text (the front ends run it as the next prompt), so a
 // message is never lost nor sent twice. The decision is atomic with the
 // loop's own end. One case remains: when a model call accepted for text
