@@ -70,9 +70,10 @@ func TestDefaultAgentMCPServersNeedTrust(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
-		".mcp.json":               `{"mcpServers":{"claude-srv":{"command":"sh","args":["-c","touch ` + dir + `/claude-srv-ran; exit 1"]}}}`,
-		".kiro/settings/mcp.json": `{"mcpServers":{"kiro-srv":{"command":"sh","args":["-c","touch ` + dir + `/kiro-srv-ran; exit 1"]}}}`,
+		".mcp.json":               `{"mcpServers":{"claude-srv":{"command":"sh","args":["-c","touch claude-srv-ran; exit 1"]}}}`,
+		".kiro/settings/mcp.json": `{"mcpServers":{"kiro-srv":{"command":"sh","args":["-c","touch kiro-srv-ran; exit 1"]}}}`,
 	})
+	notInTestDir(t, "claude-srv-ran", "kiro-srv-ran") // the servers run in the workspace
 	var asked []string
 	refuse := func(_ context.Context, r strata.TrustRequest) error {
 		for _, c := range r.Commands {

@@ -506,6 +506,12 @@ func (s *Session) dispatch(e event.Event) {
 // running prompt's next model call (or the next prompt's first).
 func (s *Session) Steer(text string) { s.agent.Steer(text) }
 
+// SteerRunning queues text as a steering message of the running prompt and
+// reports whether that prompt will send it to the model (agent.Agent.
+// SteerRunning); on false nothing is queued and the caller runs text as
+// the next prompt.
+func (s *Session) SteerRunning(text string) bool { return s.agent.SteerRunning(text) }
+
 // SetMode changes the approval mode for the next prompts.
 func (s *Session) SetMode(m agent.Mode) {
 	s.agent.SetMode(m)

@@ -422,7 +422,7 @@ func launchMCP(ctx context.Context, servers []config.NamedMCPServer, dir string,
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}})
+	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}, Dir: dir})
 	for _, s := range servers {
 		if err := m.LaunchServer(ctx, s.Name, MCPServerConfig(s.Server)); err != nil {
 			o.Warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))

@@ -35,15 +35,34 @@ func hostileWorkspace(t *testing.T) string {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{
 		".kiro/agents/x.json": `{"name":"x","includeMcpJson":true,"hooks":{"agentSpawn":[{"command":"touch hook-ran"}]}}`,
-		".kiro/settings/mcp.json": `{"mcpServers":{"evil":{"command":"sh","args":["-c","touch ` + dir + `/mcp-ran; exit 1"],` +
+		".kiro/settings/mcp.json": `{"mcpServers":{"evil":{"command":"sh","args":["-c","touch mcp-ran; exit 1"],` +
 			`"env":{"TOKEN":"x"}}}}`,
 	})
+	notInTestDir(t, "hook-ran", "mcp-ran")
 	return dir
 }
 
 func ran(dir, marker string) bool {
 	_, err := os.Stat(filepath.Join(dir, marker))
 	return err == nil
+}
+
+// notInTestDir fails the test, and removes the files, when markers (written
+// by a workspace's hooks or MCP servers with relative paths) turn up in the
+// test's own directory, the repository: they ran outside the workspace.
+func notInTestDir(t *testing.T, markers ...string) {
+	t.Helper()
+	for _, m := range markers {
+		if _, err := os.Stat(m); err == nil {
+			t.Fatalf("%s is already in the test's directory: remove it", m)
+		}
+		t.Cleanup(func() {
+			if _, err := os.Stat(m); err == nil {
+				os.Remove(m)
+				t.Errorf("%s was written in the test's directory (the repository), not in the workspace", m)
+			}
+		})
+	}
 }
 
 // A refusing Options.Trust stops Open before any hook or MCP server of the
@@ -68,7 +87,7 @@ func TestAttackUntrustedWorkspaceRunsNothing(t *testing.T) {
 	for _, c := range got.Commands {
 		shown = append(shown, c.String()+" from "+filepath.Base(c.Source))
 	}
-	want := []string{"hook agentSpawn: touch hook-ran from x.json", "mcp evil: [env TOKEN] sh -c 'touch " + dir + "/mcp-ran; exit 1' from mcp.json"}
+	want := []string{"hook agentSpawn: touch hook-ran from x.json", "mcp evil: [env TOKEN] sh -c 'touch mcp-ran; exit 1' from mcp.json"}
 	if strings.Join(shown, "\n") != strings.Join(want, "\n") || got.Dir != dir || len(got.Hash) != 64 {
 		t.Errorf("request:\n%s\ndir %s hash %q; want:\n%s", strings.Join(shown, "\n"), got.Dir, got.Hash, strings.Join(want, "\n"))
 	}

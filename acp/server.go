@@ -292,10 +292,13 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 		text = t
 	}
 	s.mu.Lock()
-	if x.cancel != nil {
+	for x.cancel != nil {
 		done := x.done
 		s.mu.Unlock()
-		return s.steer(ctx, x, text, images, done)
+		if resp, err, ok := s.steer(ctx, x, text, images, done); ok {
+			return resp, err
+		}
+		s.mu.Lock() // the running prompt had ended its loop: this one runs after it
 	}
 	// The SDK cancels a session's running session/prompt when another one
 	// arrives for it; that one steers this prompt instead (see steer), so
@@ -318,28 +321,37 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 }
 
 // steer handles a session/prompt sent while another prompt of the session
-// runs: its text is queued as a steering message (strata.Session.Steer; it
-// reaches the model before the running loop's next model call, or opens the
-// next prompt's when the loop had already made its last), echoed to the
-// client as a user_message_chunk, and the request returns when the running
-// prompt ends, with its stop reason (cancelled when this request is
-// cancelled first). Images cannot steer: such a prompt is rejected with
-// -32600 Invalid request naming the running prompt (docs/turn.md, rule 13).
-func (s *server) steer(ctx context.Context, x *sess, text string, images []llm.Block, done <-chan struct{}) (sdk.PromptResponse, error) {
+// runs: its text becomes a steering message of the running prompt
+// (strata.Session.SteerRunning: it reaches the model before the loop's
+// next model call, or in one more turn when the model was giving its final
+// answer), echoed to the client as a user_message_chunk, and the request
+// returns when the running prompt ends, with its stop reason (cancelled
+// when this request is cancelled first). When the running prompt has
+// already ended its loop, nothing is queued: steer waits for it to return
+// and reports ok false, and the caller runs the text as the next prompt,
+// so the message is neither lost nor sent twice. Images cannot steer: such
+// a prompt is rejected with -32600 Invalid request naming the running
+// prompt (docs/turn.md, rule 13).
+func (s *server) steer(ctx context.Context, x *sess, text string, images []llm.Block, done <-chan struct{}) (_ sdk.PromptResponse, _ error, ok bool) {
 	if len(images) > 0 {
 		return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": x.id(),
-			"error": "a prompt is already running in this session and a prompt with images cannot join it as a steering message; send it after the running prompt ends, or session/cancel that one"})
+			"error": "a prompt is already running in this session and a prompt with images cannot join it as a steering message; send it after the running prompt ends, or session/cancel that one"}), true
 	}
-	x.s.Steer(text)
-	x.mapper.send(sdk.UpdateUserMessageText(text))
+	steered := x.s.SteerRunning(text)
+	if steered {
+		x.mapper.send(sdk.UpdateUserMessageText(text))
+	}
 	select {
 	case <-done:
+		if !steered {
+			return sdk.PromptResponse{}, nil, false
+		}
 		s.mu.Lock()
 		stop := x.stop
 		s.mu.Unlock()
-		return sdk.PromptResponse{StopReason: stop}, nil
+		return sdk.PromptResponse{StopReason: stop}, nil, true
 	case <-ctx.Done():
-		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil
+		return sdk.PromptResponse{StopReason: sdk.StopReasonCancelled}, nil, true
 	}
 }
 

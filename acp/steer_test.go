@@ -34,6 +34,32 @@ func (c *steerClient) SessionUpdate(_ context.Context, n sdk.SessionNotification
 	return nil
 }
 
+// steerSession serves ws over ACP to an acp-go-sdk client on pipes and
+// opens a session in dir; stop ends the connection and waits for Serve
+// (it may be called twice).
+func steerSession(t *testing.T, ws *strata.Workspace, dir string) (context.Context, *sdk.ClientSideConnection, *sdk.NewSessionResponse, *steerClient, func()) {
+	t.Helper()
+	cr, aw := io.Pipe()
+	ar, cw := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan error, 1)
+	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
+	client := &steerClient{echoed: make(chan struct{})}
+	conn := sdk.NewClientSideConnection(client, aw, ar)
+	var once sync.Once
+	stop := func() { once.Do(func() { cancel(); aw.Close(); <-served }) }
+	_, err := conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err == nil {
+		var ns sdk.NewSessionResponse
+		if ns, err = conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}}); err == nil {
+			return ctx, conn, &ns, client, stop
+		}
+	}
+	stop()
+	t.Fatal(err)
+	return nil, nil, nil, nil, nil
+}
+
 // A session/prompt sent while another prompt of the session runs is queued
 // as a steering message (the Rust agent-loop Turn: input messages include
 // "pending steering messages", injected before the next model call): the
@@ -74,18 +100,8 @@ func TestPromptWhileRunningSteers(t *testing.T) {
 	must(t, err)
 	defer ws.Close()
 
-	cr, aw := io.Pipe()
-	ar, cw := io.Pipe()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	served := make(chan error, 1)
-	go func() { served <- acp.Serve(ctx, ws, agent.ModeAll, cr, cw) }()
-	client := &steerClient{echoed: make(chan struct{})}
-	conn := sdk.NewClientSideConnection(client, aw, ar)
-	_, err = conn.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	must(t, err)
-	ns, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: dir, McpServers: []sdk.McpServer{}})
-	must(t, err)
+	ctx, conn, ns, client, stop := steerSession(t, ws, dir)
+	defer stop()
 	prompt := func(blocks ...sdk.ContentBlock) (sdk.PromptResponse, error) {
 		return conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: blocks})
 	}
@@ -107,9 +123,7 @@ func TestPromptWhileRunningSteers(t *testing.T) {
 	if err := <-second; err != nil {
 		t.Fatalf("steering prompt: %v", err)
 	}
-	cancel()
-	aw.Close()
-	<-served
+	stop()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -132,3 +146,68 @@ func checkEnd(r sdk.PromptResponse, err error) error {
 type stopErr struct{ got sdk.StopReason }
 
 func (e *stopErr) Error() string { return "stop reason " + string(e.got) + "; want end_turn" }
+
+// The Rust agent-loop design: "The inner loop in run_loop continues when
+// there are tool calls or pending steering messages; each iteration is one
+// turn." A session/prompt sent while the running prompt's model gives its
+// final answer (no tool calls) is taken as steering: the loop makes one
+// more model call with it, and both requests answer with the running
+// prompt's stop reason, that of the steered turn (max_tokens here).
+func TestPromptDuringFinalResponseSteers(t *testing.T) {
+	dir := t.TempDir()
+	var mu sync.Mutex
+	var bodies []string
+	inFinal, release := make(chan struct{}), make(chan struct{})
+	srv, err := replay.NewResponder(func(req replay.Request) replay.Response {
+		mu.Lock()
+		bodies = append(bodies, string(req.Body))
+		n := len(bodies)
+		mu.Unlock()
+		reply := replay.Reply{Blocks: []llm.Block{llm.TextBlock("the steered answer")}, Stop: llm.StopMaxTokens}
+		if n == 1 {
+			close(inFinal)
+			<-release
+			reply = replay.Reply{Blocks: []llm.Block{llm.TextBlock("a final answer")}}
+		}
+		r, err := replay.Turn(llm.APIAnthropic, reply)
+		if err != nil {
+			return replay.Response{Status: 500, Body: []byte(err.Error())}
+		}
+		return r
+	})
+	must(t, err)
+	defer srv.Close()
+	ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, Layout: "flat", ProviderName: "anthropic", APIKey: "test",
+		BaseURL: srv.URL(), Model: "claude-sonnet-4-5"})
+	must(t, err)
+	defer ws.Close()
+
+	ctx, conn, ns, client, stop := steerSession(t, ws, dir)
+	defer stop()
+	type out struct {
+		r   sdk.PromptResponse
+		err error
+	}
+	prompt := func(text string, c chan<- out) {
+		r, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock(text)}})
+		c <- out{r, err}
+	}
+	first, second := make(chan out, 1), make(chan out, 1)
+	go prompt("say hello", first)
+	<-inFinal // the model is answering without tool calls
+	go prompt("and goodbye", second)
+	<-client.echoed // taken as steering of the running prompt
+	close(release)
+	for name, c := range map[string]chan out{"first prompt": first, "steering prompt": second} {
+		if o := <-c; o.err != nil || o.r.StopReason != sdk.StopReasonMaxTokens {
+			t.Errorf("%s: stop reason %q, err %v; want max_tokens, the running prompt's after the steered turn", name, o.r.StopReason, o.err)
+		}
+	}
+	stop()
+
+	mu.Lock()
+	defer mu.Unlock()
+	if len(bodies) != 2 || strings.Contains(bodies[0], "and goodbye") || !strings.Contains(bodies[1], "and goodbye") {
+		t.Fatalf("%d requests; want 2, the steering message in the second only", len(bodies))
+	}
+}

@@ -205,7 +205,8 @@ type TurnRecord struct {
 // (docs/turn.md, rule 2), each with its own loop id and turns indexed from
 // 0, sharing one history. It runs one Prompt,
 // PromptWith or Resume at a time: a call made while another runs returns
-// ErrBusy. Steer and FollowUp may be called from any goroutine at any time.
+// ErrBusy. Steer, SteerRunning and FollowUp may be called from any goroutine
+// at any time.
 // The other methods (History, Usage, SetMode, SetFirstTrigger, ...) must not
 // be called while a prompt runs.
 type Agent struct {
@@ -224,6 +225,7 @@ type Agent struct {
 	mu        sync.Mutex
 	steering  []string
 	followUps []string
+	taking    bool // the running prompt still takes steering (SteerRunning); false once its loop has ended
 
 	// detached is how many leading history messages compaction moved into
 	// chunks (recomputed, identically, after Restore).
@@ -327,11 +329,59 @@ func (a *Agent) RestoreUsage(u llm.Usage) { a.usage = u }
 func (a *Agent) SetFirstTrigger(t event.Trigger) { a.first = t }
 
 // Steer queues a steering message: it is added as a user message before the
-// next model call of the running user turn (or of the next one).
+// next model call of the running user turn (or of the next one, when none
+// runs or the running one has ended its loop). Front ends that must know
+// which prompt a message reaches use SteerRunning.
 func (a *Agent) Steer(text string) {
 	a.mu.Lock()
 	a.steering = append(a.steering, text)
 	a.mu.Unlock()
+}
+
+// SteerRunning queues text as a steering message of the running prompt and
+// reports true when that prompt will still send it to the model: before
+// its next model call, or, when the model has ended without tool calls,
+// in one more turn made for it (the Rust agent-loop design: "The inner loop
+// in run_loop continues when there are tool calls or pending steering
+// messages"; docs/turn.md, rule 13). It reports false, and queues nothing,
+// when no prompt runs (a prompt runs from the start of Prompt or
+// PromptWith, so a front end that has just started one in a goroutine may
+// still see false) or the running one has already ended its loop: the
+// caller keeps text (the front ends run it as the next prompt), so a
+// message is never lost nor sent twice. The decision is atomic with the
+// loop's own end. One case remains: when a model call accepted for text
+// fails, the prompt ends with that error and text goes with the next
+// prompt's first call.
+func (a *Agent) SteerRunning(text string) bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if !a.taking {
+		return false
+	}
+	a.steering = append(a.steering, text)
+	return true
+}
+
+// takeSteers sets whether SteerRunning queues for the running prompt: on
+// when a prompt starts, off when its loop ends (endSession, or endLoop).
+func (a *Agent) takeSteers(on bool) {
+	a.mu.Lock()
+	a.taking = on
+	a.mu.Unlock()
+}
+
+// endLoop ends the loop's steering, unless a steering message is pending:
+// then it reports false and the loop makes another turn for it. It runs
+// under the lock SteerRunning takes, so a message is either taken by this
+// loop or refused to the caller.
+func (a *Agent) endLoop() bool {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	if len(a.steering) > 0 {
+		return false
+	}
+	a.taking = false
+	return true
 }
 
 // FollowUp queues a follow-up message: when the loop would stop (the model
@@ -395,6 +445,7 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 	}
 	defer a.busy.Store(false)
 	a.newLoop()
+	a.takeSteers(true)
 	corr := NewID()
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
 	input, err := a.receiveInput(ctx, corr, text, attachments)
@@ -448,6 +499,7 @@ func (a *Agent) render(ctx context.Context, corr string, res *Result) (err error
 // occurs, then ends the user turn (RENDER hooks, SessionTurnEnd).
 func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, input []llm.Message, res *Result) (*Result, error) {
 	round := false // the next model call answers tool results: a continuation round
+	a.takeSteers(true)
 	for {
 		if steer := a.takeSteering(); len(steer) > 0 {
 			blocks := make([]llm.Block, len(steer))
@@ -478,6 +530,9 @@ func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, in
 		}
 		if text, ok := a.takeFollowUp(); ok {
 			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerFollowUp
+			continue
+		}
+		if !a.endLoop() { // a steering message arrived since hasSteering: one more turn takes it
 			continue
 		}
 		break
@@ -525,6 +580,7 @@ func (a *Agent) stopped(corr string, id *event.TurnID, why string, err error) {
 
 // endSession emits SessionTurnEnd and returns res with err.
 func (a *Agent) endSession(corr string, res *Result, err error) (*Result, error) {
+	a.takeSteers(false)
 	a.emit(event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), StopReason: res.StopReason, Err: err})
 	return res, err
 }

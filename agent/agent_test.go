@@ -29,6 +29,19 @@ type recorder struct {
 
 func (r *recorder) observe(e event.Event) { r.mu.Lock(); r.ev = append(r.ev, e); r.mu.Unlock() }
 
+// triggers returns the triggers of the recorded TurnStart events, space-separated.
+func (r *recorder) triggers() string {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var out []string
+	for _, e := range r.ev {
+		if e.Kind == event.TurnStart {
+			out = append(out, string(e.Trigger))
+		}
+	}
+	return strings.Join(out, " ")
+}
+
 func (r *recorder) kinds() []string {
 	var out []string
 	for _, e := range r.ev {

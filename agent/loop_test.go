@@ -318,15 +318,9 @@ func TestSteeringAndFollowUp(t *testing.T) {
 	if !strings.Contains(string(reqs[3].Body), "Thanks, now summarise.") {
 		t.Error("follow-up not sent")
 	}
-	var triggers []string
-	for _, e := range rec.ev {
-		if e.Kind == event.TurnStart {
-			triggers = append(triggers, string(e.Trigger))
-		}
-	}
 	// The Rust agent-loop Turn: "Continuation: tool round-trip, steering
 	// message"; the follow-up's turn has its own trigger (event.TriggerFollowUp).
-	if got := strings.Join(triggers, " "); got != "user continuation continuation follow_up" {
+	if got := rec.triggers(); got != "user continuation continuation follow_up" {
 		t.Errorf("triggers %s", got)
 	}
 }

@@ -67,6 +67,12 @@ type Options struct {
 	// Env is the base environment of stdio servers (nil = os.Environ()); a
 	// server's configured env is added on top.
 	Env []string
+	// Dir is the working directory of stdio servers, and the directory a
+	// relative command path (./bin/server) is taken from: the workspace,
+	// as kiro-cli and Claude Code start a project's servers in the project
+	// (docs/kiro.md, "MCP"). "" = the manager's process's directory, which for a
+	// library or a test is rarely the workspace.
+	Dir string
 }
 
 // Manager runs the MCP servers of one agent. Safe for concurrent use.
@@ -159,6 +165,7 @@ func (m *Manager) connect(ctx context.Context, s *server) error {
 		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: headerClient(s.cfg.Headers), MaxRetries: -1}
 	} else {
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
+		cmd.Dir = m.opts.Dir
 		cmd.Env = m.opts.Env
 		if cmd.Env == nil {
 			cmd.Env = os.Environ()

@@ -36,7 +36,9 @@ Otherwise (or with --plain), read prompts from standard input, one per line (end
 line with \ to continue it on the next), and run each as a user turn of the same
 session, streaming the answers as 'strata run' does. On a terminal, a line typed
 while a prompt runs (in the full-screen chat too) is a steering message: it reaches
-the model before the loop's next model call. Lines starting with / are commands:
+the model before the loop's next model call (one more call is made for it when the
+model was giving its final answer); a line that comes after the prompt's loop has
+ended runs as the next prompt. Lines starting with / are commands:
 
   /mode ask|allowlist|all   change the approval mode for the next prompts
   /agent NAME               swap to another agent of the workspace: its MCP servers
@@ -78,9 +80,12 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 
 // plainChat runs the prompts read from in one at a time. Lines are read
 // while a prompt runs: on a terminal (interactive) a line typed then is
-// queued as a steering message (strata.Session.Steer: it reaches the model
-// before the loop's next model call), and so is "/steer TEXT" anywhere;
-// other lines wait for the running prompt to end.
+// queued as a steering message (strata.Session.SteerRunning: it reaches
+// the model before the loop's next model call, in one more turn when the
+// model was giving its final answer; one that comes after the loop has
+// ended runs as the next prompt), and so is "/steer TEXT" anywhere; other
+// lines wait for the running prompt to end. "/steer TEXT" while no prompt
+// runs is queued for the next prompt's first model call.
 func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool) (*agent.Result, error) {
 	total := &agent.Result{}
 	lines := make(chan string)
@@ -118,6 +123,16 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 	steer := func(text string) {
 		s.Steer(text)
 		fmt.Fprintf(msg, "steering: queued for the next model call\n")
+	}
+	// steerRunning steers the running prompt; a line that comes after its
+	// loop has ended runs as the next prompt (never lost nor sent twice).
+	steerRunning := func(text string) {
+		if s.SteerRunning(text) {
+			fmt.Fprintf(msg, "steering: queued for the next model call\n")
+			return
+		}
+		queued = append(queued, text)
+		fmt.Fprintf(msg, "steering: the prompt had ended; it runs as the next prompt\n")
 	}
 	for {
 		if interactive {
@@ -159,9 +174,9 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 				case !ok:
 					lines = nil // end of input: the running prompt still finishes
 				case isSteer && strings.TrimSpace(arg) != "":
-					steer(strings.TrimSpace(arg))
+					steerRunning(strings.TrimSpace(arg))
 				case interactive && l != "" && l[0] != '/':
-					steer(l)
+					steerRunning(l)
 				default:
 					queued = append(queued, l)
 				}
@@ -192,7 +207,7 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
 		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
 		m := tui.New(withAgentCommand(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
-		m.SetSteer(s.Steer)
+		m.SetSteer(s.SteerRunning)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
 		_, err := p.Run()

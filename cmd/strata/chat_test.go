@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -74,7 +75,7 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 }
 
 // Steering from `strata chat`: "/steer TEXT" typed while a prompt runs is
-// queued (Session.Steer) and reaches the model as a user message before
+// queued (Session.SteerRunning) and reaches the model as a user message before
 // the loop's next model call (the Rust agent-loop Turn: input messages
 // include "pending steering messages"); a plain line read while a prompt
 // runs from a pipe waits for it to end (on a terminal it would steer).
@@ -85,15 +86,27 @@ func TestChatSteersTheRunningPrompt(t *testing.T) {
 	final := writeStream(t, streams, "b.sse", u, llm.StopEndTurn, llm.TextBlock("done"))
 	second := writeStream(t, streams, "c.sse", u, llm.StopEndTurn, llm.TextBlock("second done"))
 	// The replay delay keeps the first prompt running while the next lines
-	// are read; the assertions hold whichever model call the steering
-	// message reaches.
+	// are read; they are written once its first turn has started (a line
+	// read before the prompt begins could only run as a prompt of its own);
+	// the assertions hold whichever model call the steering message reaches.
 	cmd := exec.Command(binary, "chat", "--replay", call+","+final+","+second, "--replay-delay", "300ms", "--format", "json", "--approve", "all")
 	cmd.Dir = ws
 	cmd.Env = append(os.Environ(), "STRATA_DATA_DIR="+filepath.Join(ws, ".data"), "ANTHROPIC_API_KEY=", "OPENAI_API_KEY=")
-	cmd.Stdin = strings.NewReader("list the files\n/steer only Go files\nnext prompt\n/exit\n")
-	var out, errb bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errb
-	if err := cmd.Run(); err != nil {
+	in, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out, errb := &lockedBuffer{}, &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, errb
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	io.WriteString(in, "list the files\n")
+	waitFor(t, "the first prompt's turn_start", func() bool { return strings.Contains(out.String(), `"turn_start"`) })
+	io.WriteString(in, "/steer only Go files\nnext prompt\n/exit\n")
+	in.Close()
+	if err := cmd.Wait(); err != nil {
 		t.Fatalf("%v\n%s", err, errb.String())
 	}
 	var inputs []string

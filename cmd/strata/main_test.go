@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/strata-agent/strata/internal/shared"
+	"github.com/strata-agent/strata/internal/strays"
 	"github.com/strata-agent/strata/llm/replay"
 )
 
@@ -36,7 +37,7 @@ func TestMain(m *testing.M) {
 		os.Stderr.Write(out)
 		os.Exit(1)
 	}
-	code := m.Run()
+	code := strays.Run(m) // and fails when the tests leave files here (a binary run in the package directory)
 	os.RemoveAll(dir)
 	os.Exit(code)
 }

@@ -49,8 +49,9 @@ type Model struct {
 	approval *ApprovalMsg
 	width    int
 	quitting bool
-	steer    func(text string) // queues a steering message while a prompt runs (SetSteer)
-	pastes   []paste           // large pastes shown as placeholders in the input
+	steer    func(text string) bool // steers the running prompt; false: it had ended (SetSteer)
+	next     []string               // lines the running prompt's loop ended before taking: they run next
+	pastes   []paste                // large pastes shown as placeholders in the input
 }
 
 // paste is one large pasted block: the placeholder the input shows while
@@ -66,10 +67,13 @@ type paste struct{ placeholder, text string }
 const PasteThreshold = 200
 
 // SetSteer makes Enter while a prompt runs queue the typed text as a
-// steering message through steer (the CLI passes strata.Session.Steer): it
-// reaches the model before the loop's next model call. Without it, Enter
-// is ignored while a prompt runs.
-func (m *Model) SetSteer(steer func(text string)) { m.steer = steer }
+// steering message through steer (the CLI passes
+// strata.Session.SteerRunning): it reaches the model before the loop's
+// next model call, and steer reports true. When steer reports false (the
+// running prompt's loop had already ended; nothing was queued) the text
+// runs as the next prompt once the running one returns. Without SetSteer,
+// Enter is ignored while a prompt runs.
+func (m *Model) SetSteer(steer func(text string) bool) { m.steer = steer }
 
 // New returns the chat screen; header names provider, model, layout and
 // session for the status bar.
@@ -108,6 +112,12 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 			m.write(fmt.Sprintf("\nstrata: %v\n", msg.err))
 		}
 		m.write("\n")
+		if len(m.next) > 0 {
+			text := m.next[0]
+			m.next = m.next[1:]
+			m.write("› " + text + "\n")
+			return m, m.start(text)
+		}
 	case tea.KeyPressMsg:
 		return m.key(msg)
 	case tea.PasteMsg:
@@ -156,8 +166,12 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		text := m.expand(shown)
 		m.in.Reset()
 		if m.running {
-			m.steer(text)
-			m.write("\n› (steering) " + shown + "\n")
+			if m.steer(text) {
+				m.write("\n› (steering) " + shown + "\n")
+			} else {
+				m.next = append(m.next, text)
+				m.write("\n› (next prompt: the running one had ended) " + shown + "\n")
+			}
 			return m, nil
 		}
 		if text == "/exit" {
@@ -165,17 +179,22 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 			return m, tea.Quit
 		}
 		m.write("› " + shown + "\n")
-		ctx, cancel := context.WithCancel(context.Background())
-		m.running, m.cancel = true, cancel
-		return m, func() tea.Msg {
-			_, err := m.run(ctx, text)
-			cancel()
-			return doneMsg{err: err}
-		}
+		return m, m.start(text)
 	}
 	var cmd tea.Cmd
 	m.in, cmd = m.in.Update(k)
 	return m, cmd
+}
+
+// start runs text as a prompt; its end comes back as a doneMsg.
+func (m *Model) start(text string) tea.Cmd {
+	ctx, cancel := context.WithCancel(context.Background())
+	m.running, m.cancel = true, cancel
+	return func() tea.Msg {
+		_, err := m.run(ctx, text)
+		cancel()
+		return doneMsg{err: err}
+	}
 }
 
 // expand replaces the paste placeholders still in text with their original

@@ -132,7 +132,7 @@ func TestEnterWhileRunningSteers(t *testing.T) {
 		t.Fatal(err)
 	}
 	m := New(a.Prompt, "anthropic · m · flat")
-	m.SetSteer(a.Steer)
+	m.SetSteer(a.SteerRunning)
 	m.in.SetValue("list the files")
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
 	if cmd == nil {
