@@ -32,9 +32,13 @@ flag given to 'strata config' itself (it takes the same setting flags as run).
 			return printConfig(os.Stdout, format)
 		},
 	}
-	run := newRunCmd()
+	run, chat := newRunCmd(), newChatCmd()
 	for _, s := range settings {
-		cmd.Flags().AddFlag(run.Flags().Lookup(s.flag))
+		fl := run.Flags().Lookup(s.flag)
+		if fl == nil {
+			fl = chat.Flags().Lookup(s.flag) // the interactive commands' own (keepalive)
+		}
+		cmd.Flags().AddFlag(fl)
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
 	return cmd
