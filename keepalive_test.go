@@ -265,8 +265,9 @@ func TestKeepAlivePingRepeatsTheLastRequest(t *testing.T) {
 }
 
 // No ping goes out while a request is in flight, and a timer armed before
-// a request started does nothing even if it fires (the race of a timer
-// firing as a prompt starts); the next ping is armed once the request ends.
+// a request started does nothing even if it fires, during or after that
+// request (the race of a timer firing as a prompt starts); the next ping
+// is armed once the request ends.
 func TestKeepAliveNeverPingsDuringARequest(t *testing.T) {
 	clk := newFakeClock()
 	arrived, release := make(chan struct{}), make(chan struct{})
@@ -298,6 +299,10 @@ func TestKeepAliveNeverPingsDuringARequest(t *testing.T) {
 	close(release)
 	if err := <-done; err != nil {
 		t.Fatal(err)
+	}
+	stale[0].f() // and again once the request is over: its stretch is gone
+	if n := len(m.bodies()); n != 2 {
+		t.Errorf("a timer armed before the second request pinged after it (%d requests; want 2)", n)
 	}
 	clk.fire(t)
 	bodies := m.bodies()

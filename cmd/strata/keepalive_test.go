@@ -3,6 +3,8 @@ package main
 import (
 	"testing"
 
+	"github.com/spf13/cobra"
+
 	"github.com/strata-agent/strata"
 )
 
@@ -17,14 +19,11 @@ func TestKeepAliveFlag(t *testing.T) {
 		{"0", strata.KeepAlive{Off: true}},
 		{"3", strata.KeepAlive{MaxPings: 3}},
 	} {
-		cmd := newChatCmd()
+		var f runFlags
+		cmd := &cobra.Command{Use: "chat"}
+		addKeepAliveFlag(cmd, &f)
 		if err := cmd.Flags().Set("keepalive", tt.arg); err != nil {
 			t.Fatalf("--keepalive %s: %v", tt.arg, err)
-		}
-		var f runFlags
-		addKeepAliveFlag(newACPCmd(), &f)
-		if err := f.keepalive.Set(tt.arg); err != nil {
-			t.Fatal(err)
 		}
 		if got := f.keepalive.options(); got != tt.want {
 			t.Errorf("--keepalive %s: options %+v; want %+v", tt.arg, got, tt.want)
