@@ -13,6 +13,7 @@ import (
 	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
 )
 
 // KeepAlive configures a session's keep-alive pings (docs/keepalive.md):
@@ -24,15 +25,18 @@ import (
 // event) and counted in Session.Usage, never in the conversation or the
 // session store.
 //
-// The zero value is the default: the policy DefaultKeepAlive derives from
-// the provider's wire API and the model's price, and no pings for a
-// provider serving Options.Replay or Options.Respond (a ping would take a
-// scripted answer).
+// Pings are sent only for layouts that ask for them
+// (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes. The
+// zero value is the default: after each request r, the policy
+// DefaultKeepAlive derives from the provider's wire API, the model's price
+// and r (cachesim.KeepAliveForRequest), and no pings for a provider serving
+// Options.Replay or Options.Respond (a ping would take a scripted answer).
 type KeepAlive struct {
 	// Off sends no ping.
 	Off bool
 	// MaxPings caps the pings of one idle stretch; 0 = the default
-	// policy's (cachesim.KeepAliveFor: 11 on Anthropic and Bedrock).
+	// policy's (cachesim.KeepAliveForRequest: at most 11 on Anthropic and
+	// Bedrock). With a priced model the default bound still applies.
 	MaxPings int
 	// Interval is how long after the start of the last request (or ping)
 	// the next ping goes out; 0 = the default policy's (the cache lifetime
@@ -67,13 +71,17 @@ type KeepAliveStats struct {
 	Usage  llm.Usage
 }
 
-// DefaultKeepAlive is the keep-alive policy of a session on a provider
-// speaking api with model: cachesim.KeepAliveFor the model's price
-// (cachesim.Lookup) on the wire APIs with explicit cache breakpoints
-// (Anthropic, Bedrock), and none elsewhere (OpenAI and Gemini cache
-// automatically: a ping is not worth its read) or for a model without a
-// price.
-func DefaultKeepAlive(api llm.API, model string) cachesim.KeepAlive {
+// DefaultKeepAlive is the keep-alive policy for the idle stretch after req
+// on a provider speaking api with model: cachesim.KeepAliveForRequest with
+// the model's price (cachesim.Lookup) and req's blocks counted as `strata
+// bench cache` counts them (token.Estimator), on the wire APIs with
+// explicit cache breakpoints (Anthropic, Bedrock); none elsewhere (OpenAI
+// and Gemini cache automatically: a ping is not worth its read), for a
+// model without a price, or for a request the rule does not ping (no
+// breakpoint, a prefix under the model's minimum, or one a 1-hour entry
+// keeps). req nil gives the bound before any request
+// (cachesim.KeepAliveFor).
+func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	if !breakpointAPI(api) {
 		return cachesim.KeepAlive{}
 	}
@@ -81,7 +89,10 @@ func DefaultKeepAlive(api llm.API, model string) cachesim.KeepAlive {
 	if !ok {
 		return cachesim.KeepAlive{}
 	}
-	return cachesim.KeepAliveFor(p)
+	if req == nil {
+		return cachesim.KeepAliveFor(p)
+	}
+	return cachesim.KeepAliveForRequest(p, cachesim.FromRequest(req, nil, time.Time{}, 0))
 }
 
 // breakpointAPI reports whether api caches at explicit breakpoints, the
@@ -105,10 +116,11 @@ type keeper struct {
 	mu        sync.Mutex
 	inner     llm.Provider
 	model     string
-	policy    cachesim.KeepAlive
-	last      *llm.Request // a copy of the last request sent without error
-	lastTouch time.Time    // start of the last request or ping that read the cache
-	requests  int          // the loop's requests in flight
+	keeps     bool               // the layout asks for pings (prompt.KeepsAliveOf)
+	policy    cachesim.KeepAlive // for the stretch after last
+	last      *llm.Request       // a copy of the last request sent without error
+	lastTouch time.Time          // start of the last request or ping that read the cache
+	requests  int                // the loop's requests in flight
 	pinging   bool
 	gen       uint64 // bumped by every request: a timer armed before it does nothing
 	pings     int    // pings of the current idle stretch
@@ -127,40 +139,44 @@ func newKeeper(o KeepAlive, offline bool, bus *event.Bus, session func() string)
 	return k
 }
 
-// wrap makes p (speaking model) the provider pings go through and returns
-// the provider the loop must use: p, seen by the keeper. A new provider (an
-// agent swap) forgets the last request: its prefix is the old agent's.
-func (k *keeper) wrap(p llm.Provider, model string) llm.Provider {
+// wrap makes p (speaking model, for a loop on layout) the provider pings
+// go through and returns the provider the loop must use: p, seen by the
+// keeper. A new provider (an agent swap) forgets the last request: its
+// prefix is the old agent's.
+func (k *keeper) wrap(p llm.Provider, model string, layout prompt.Layout) llm.Provider {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.inner, k.model, k.last, k.pings = p, model, nil, 0
-	k.policy = k.resolve(p.API(), model)
+	k.keeps = prompt.KeepsAliveOf(layout)
+	k.policy = k.resolve(p.API(), model, nil)
 	k.disarm()
 	return keptProvider{k}
 }
 
-// resolve is the policy of Options.KeepAlive on api and model.
-func (k *keeper) resolve(api llm.API, model string) cachesim.KeepAlive {
+// resolve is the policy of Options.KeepAlive for the stretch after req (nil:
+// before any request) on api and model: the default, capped by MaxPings
+// and timed by Interval when they are set; offline or without a price,
+// exactly MaxPings and Interval when both are set.
+func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	o := k.opts
-	if o.Off || !breakpointAPI(api) {
+	if o.Off || !k.keeps || !breakpointAPI(api) {
 		return cachesim.KeepAlive{}
 	}
-	var def cachesim.KeepAlive
-	if !k.offline {
-		def = DefaultKeepAlive(api, model)
-	}
-	if o.MaxPings == 0 && o.Interval == 0 {
-		return def
-	}
-	pol := cachesim.KeepAlive{Interval: o.Interval, MaxPings: o.MaxPings}
-	if pol.Interval == 0 {
-		pol.Interval = def.Interval
-	}
-	if pol.MaxPings == 0 {
-		pol.MaxPings = def.MaxPings
-	}
-	if pol.Interval <= 0 || pol.MaxPings <= 0 {
+	if _, priced := cachesim.Lookup(model); k.offline || !priced {
+		if o.MaxPings > 0 && o.Interval > 0 {
+			return cachesim.KeepAlive{Interval: o.Interval, MaxPings: o.MaxPings}
+		}
 		return cachesim.KeepAlive{}
+	}
+	pol := DefaultKeepAlive(api, model, req)
+	if pol.MaxPings <= 0 {
+		return cachesim.KeepAlive{}
+	}
+	if o.MaxPings > 0 {
+		pol.MaxPings = min(pol.MaxPings, o.MaxPings)
+	}
+	if o.Interval > 0 {
+		pol.Interval = o.Interval
 	}
 	return pol
 }
@@ -189,6 +205,7 @@ func (p keptProvider) Stream(ctx context.Context, req *llm.Request, onDelta func
 		// A failed request may not have reached the cache: the previous
 		// request and its time stay, so the next ping is not late.
 		k.last = cloneRequest(req)
+		k.policy = k.resolve(inner.API(), k.model, req)
 		if start.After(k.lastTouch) {
 			k.lastTouch = start
 		}
@@ -204,9 +221,9 @@ func (k *keeper) provider() llm.Provider {
 	return k.inner
 }
 
-// pingable reports whether the last request may be pinged: a policy, a
-// request with cache breakpoints (a layout that places none has no entry to
-// keep), and no thinking budget (Anthropic wants max_tokens above
+// pingable reports whether the last request may be pinged: a policy for
+// it, a request with cache breakpoints (a layout that places none has no
+// entry to keep), and no thinking budget (Anthropic wants max_tokens above
 // budget_tokens, and a ping without thinking would not read the messages'
 // entries: docs/keepalive.md, rule 4). Called with mu held.
 func (k *keeper) pingable() bool {
@@ -310,19 +327,19 @@ func (k *keeper) stats() KeepAliveStats {
 }
 
 // KeepAlive returns what the session's keep-alive pings did so far: the
-// policy in force (zero when the session does not ping), the pings sent and
-// their summed usage (also counted in Usage).
+// policy for the current idle stretch (zero when the session does not
+// ping), the pings sent and their summed usage (also counted in Usage).
 func (s *Session) KeepAlive() KeepAliveStats { return s.keep.stats() }
 
 // keepAlive makes cfg's provider go through the session's keeper (created
 // on first use). Call it after loopConfig, so the sub-agents and the
 // compaction summarizer keep the bare provider.
-func (s *Session) keepAlive(prov llm.Provider, model string) llm.Provider {
+func (s *Session) keepAlive(prov llm.Provider, model string, layout prompt.Layout) llm.Provider {
 	if s.keep == nil {
 		w := s.ws
 		s.keep = newKeeper(w.opts.KeepAlive, w.prov.srv != nil, s.bus, func() string { return s.id })
 	}
-	return s.keep.wrap(prov, model)
+	return s.keep.wrap(prov, model, layout)
 }
 
 // cloneRequest copies r deeply enough that later changes to the loop's

@@ -483,9 +483,11 @@ func TestKeepAliveOnlyPingsBreakpointRequests(t *testing.T) {
 	}
 }
 
-// The default policy is cachesim.KeepAliveFor the model's price on the
+// The default policy is the bench's: cachesim.KeepAliveFor the model's
+// price, lowered per request by cachesim.KeepAliveForRequest, on the
 // breakpoint APIs only; a workspace serving Replay or Respond does not
-// ping unless told to, and Off turns pings off.
+// ping unless told to, Off turns pings off, and a layout that does not ask
+// for pings (prompt.KeepsAliveOf) gets none.
 func TestKeepAliveDefaultPolicy(t *testing.T) {
 	sonnet, ok := cachesim.Lookup("claude-sonnet-4-5")
 	if !ok {
@@ -507,9 +509,27 @@ func TestKeepAliveDefaultPolicy(t *testing.T) {
 		{llm.APIGemini, "gemini-2.5-pro", cachesim.KeepAlive{}},
 		{llm.APIAnthropic, "no-such-model", cachesim.KeepAlive{}},
 	} {
-		if got := strata.DefaultKeepAlive(tt.api, tt.model); got != tt.want {
+		if got := strata.DefaultKeepAlive(tt.api, tt.model, nil); got != tt.want {
 			t.Errorf("DefaultKeepAlive(%s, %s) = %+v; want %+v", tt.api, tt.model, got, tt.want)
 		}
+	}
+
+	// After a request, the bench's per-request bound: a prompt cached at
+	// 5 minutes gets the full bound, one a 1-hour entry keeps gets none.
+	long := strings.Repeat("stable instructions ", 2000)
+	req := &llm.Request{Model: "claude-sonnet-4-5", System: []llm.Block{llm.TextBlock(long)},
+		Messages:    []llm.Message{llm.UserText("a question")},
+		Breakpoints: []llm.Breakpoint{{Target: llm.BreakSystem}}}
+	if got := strata.DefaultKeepAlive(llm.APIAnthropic, "claude-sonnet-4-5", req); got != want {
+		t.Errorf("DefaultKeepAlive after a 5-minute prefix = %+v; want %+v", got, want)
+	}
+	req.Breakpoints[0].TTL = "1h"
+	if got := strata.DefaultKeepAlive(llm.APIAnthropic, "claude-sonnet-4-5", req); got != (cachesim.KeepAlive{}) {
+		t.Errorf("DefaultKeepAlive after a 1-hour prefix = %+v; want no pings", got)
+	}
+	req.Breakpoints = nil
+	if got := strata.DefaultKeepAlive(llm.APIAnthropic, "claude-sonnet-4-5", req); got != (cachesim.KeepAlive{}) {
+		t.Errorf("DefaultKeepAlive without breakpoints = %+v; want no pings", got)
 	}
 
 	for _, tt := range []struct {
@@ -520,11 +540,15 @@ func TestKeepAliveDefaultPolicy(t *testing.T) {
 		{"default with a scripted provider", strata.KeepAlive{}, cachesim.KeepAlive{}},
 		{"max pings only: the default interval is unknown offline", strata.KeepAlive{MaxPings: 4}, cachesim.KeepAlive{}},
 		{"explicit", strata.KeepAlive{MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{MaxPings: 4, Interval: time.Minute}},
+		{"a layout that does not ask for pings", strata.KeepAlive{MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{}},
 		{"off", strata.KeepAlive{Off: true, MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := keepAliveModel(t)
 			o := strata.Options{Dir: t.TempDir(), NoProjectFiles: true, Model: "claude-sonnet-4-5", KeepAlive: tt.ka}
+			if strings.HasPrefix(tt.name, "a layout") {
+				o.Layout = "kiro"
+			}
 			_, s := openScripted(t, o, m)
 			if got := s.KeepAlive().Policy; got != tt.want {
 				t.Errorf("policy %+v; want %+v", got, tt.want)

@@ -156,7 +156,7 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 	if err != nil {
 		return nil, err
 	}
-	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model)
+	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
 	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
 	if len(o.MCPServers) > 0 {
 		s.parts.own = s.mcp[len(s.mcp)-1]

@@ -192,7 +192,8 @@ type Options struct {
 	// last request re-sent with max_tokens 1 while the session idles, so
 	// its cache entry is read instead of lost (docs/keepalive.md). The
 	// zero value pings as DefaultKeepAlive says (Anthropic and Bedrock
-	// models: at most 11 pings per idle stretch, 4 min 30 s apart).
+	// models, layouts that ask for pings: at most 11 pings per idle
+	// stretch, 4 min 30 s apart).
 	KeepAlive KeepAlive
 
 	// Warn receives warnings (missing resources, MCP servers that failed to

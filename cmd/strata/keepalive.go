@@ -50,7 +50,7 @@ func addKeepAliveFlag(cmd *cobra.Command, f *runFlags) {
 	f.keepalive = &keepAliveFlag{auto: true}
 	cmd.Flags().Var(f.keepalive, "keepalive",
 		"keep-alive pings per idle stretch: re-send the last request with max_tokens 1 before the prompt cache expires "+
-			"(auto = the provider's ski-rental bound, 11 on Anthropic/Bedrock, none on OpenAI/Gemini; 0 = off; docs/keepalive.md)")
+			"(auto = the ski-rental bound of the request and price, at most 11 on Anthropic/Bedrock, none on OpenAI/Gemini; cachefit only; 0 = off; docs/keepalive.md)")
 }
 
 // options is the strata.KeepAlive of the flag; a command without the flag
