@@ -2,20 +2,68 @@ package strata
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/prompt"
 )
 
-// DefaultAgentResources are the project files strata's default agent (no
-// agent file) puts in every request's context when they exist, in this
-// order: AGENTS.md and README.md as kiro-cli's default agent does (the
+// DefaultAgentResources are the workspace's own files strata's default
+// agent (no agent file) puts in every request's context when they exist, in
+// this order: AGENTS.md and README.md as kiro-cli's default agent does (the
 // agent file kiro writes out, default-kiro.json: "resources":
 // ["file://AGENTS.md", "file://README.md"]), and CLAUDE.md as Claude Code
-// does (Codex reads AGENTS.md). Paths are relative to the workspace root;
-// only the root's files are read, not those of parent or sub-directories.
+// does. Paths are relative to the workspace. The AGENTS.md and CLAUDE.md
+// of the directories between the git root and the workspace come before
+// them (InstructionFiles, projectDocDirs; docs/project-files.md).
 var DefaultAgentResources = []string{"file://AGENTS.md", "file://CLAUDE.md", "file://README.md"}
+
+// InstructionFiles are the file names read in every directory from the git
+// root down to the workspace: Codex's AGENTS.md (codex-rs
+// core/src/project_doc.rs) and Claude Code's CLAUDE.md.
+var InstructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
+
+// projectDocDirs returns the directories whose InstructionFiles the default
+// agent reads for the workspace root (absolute): from the nearest ancestor
+// holding a .git entry (a directory, or the file of a worktree or
+// submodule) down to root, as paths relative to root ("../..", "..", "."),
+// root first; just "." when no ancestor is a git root. As in Codex's
+// project_doc.rs, the walk never passes the git root.
+func projectDocDirs(root string) []string {
+	rels := []string{"."}
+	for dir, up := root, ""; ; {
+		if _, err := os.Lstat(filepath.Join(dir, ".git")); err == nil {
+			return rels
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return []string{"."} // no git root: the workspace only
+		}
+		dir, up = parent, filepath.Join(up, "..")
+		rels = append([]string{filepath.ToSlash(up)}, rels...)
+	}
+}
+
+// defaultAgentResourcesFor returns the default agent's resources for the
+// workspace root: the InstructionFiles of each directory above it up to its
+// git root (root first), then DefaultAgentResources.
+func defaultAgentResourcesFor(root string) []config.Resource {
+	var out []config.Resource
+	for _, d := range projectDocDirs(root) {
+		if d == "." {
+			break
+		}
+		for _, name := range InstructionFiles {
+			out = append(out, config.Resource{URI: "file://" + d + "/" + name})
+		}
+	}
+	for _, uri := range DefaultAgentResources {
+		out = append(out, config.Resource{URI: uri})
+	}
+	return out
+}
 
 // ProjectMCPFile is Claude Code's project MCP file, read by the default
 // agent besides kiro's mcp.json files.
@@ -40,12 +88,18 @@ func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
 		return nil, err
 	}
 	def := &config.Agent{Name: "default", Tools: []string{"*"}, UseLegacyMcpJson: true, ProjectRoot: root}
-	for _, uri := range DefaultAgentResources {
-		def.Resources = append(def.Resources, config.Resource{URI: uri})
-	}
+	def.Resources = defaultAgentResourcesFor(root)
 	r, err := config.ResolveWith(def, root, config.ResolveOptions{NoDefaultSkills: true})
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("default agent: %w", err)}
+	}
+	// Files above the workspace are shown by their path relative to it
+	// ("../AGENTS.md"), not their absolute path: a request must not depend
+	// on where the checkout lives.
+	for i, f := range r.Files {
+		if loc, ok := strings.CutPrefix(f.URI, "file://"); ok && strings.HasPrefix(loc, "../") {
+			r.Files[i].Path = loc
+		}
 	}
 	// Missing resources are the normal case here (a project has AGENTS.md or
 	// CLAUDE.md or neither): only steering and mcp.json problems are kept.

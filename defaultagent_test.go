@@ -111,3 +111,62 @@ func TestDefaultAgentMCPServersNeedTrust(t *testing.T) {
 		t.Error("DisableMCP started a server")
 	}
 }
+
+// The default agent reads AGENTS.md and CLAUDE.md in every directory from
+// the git root down to the workspace, root first, as Codex does
+// (docs/project-files.md); nothing above the git root, nothing below the
+// workspace; README.md only at the workspace. Without a git root only the
+// workspace's files are read.
+func TestDefaultAgentReadsInstructionFilesFromGitRootDown(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	top := t.TempDir()
+	writeFiles(t, top, map[string]string{
+		"AGENTS.md":                       "ABOVE-GIT-ROOT-MARKER",
+		"repo/.git/HEAD":                  "ref: refs/heads/main\n",
+		"repo/AGENTS.md":                  "ROOT-AGENTS-MARKER",
+		"repo/README.md":                  "ROOT-README-MARKER",
+		"repo/pkg/CLAUDE.md":              "PKG-CLAUDE-MARKER",
+		"repo/pkg/api/AGENTS.md":          "API-AGENTS-MARKER",
+		"repo/pkg/api/README.md":          "API-README-MARKER",
+		"repo/pkg/api/internal/AGENTS.md": "BELOW-WORKSPACE-MARKER",
+		"repo/pkg/web/AGENTS.md":          "SIBLING-MARKER",
+	})
+	ws := openWorkspace(t, strata.Options{Dir: filepath.Join(top, "repo", "pkg", "api"), ProviderName: "anthropic", Layout: "flat"})
+	r, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := string(r.Body)
+	last := -1
+	for _, want := range []string{"ROOT-AGENTS-MARKER", "PKG-CLAUDE-MARKER", "API-AGENTS-MARKER", "API-README-MARKER"} {
+		i := strings.Index(body, want)
+		if i < 0 {
+			t.Errorf("request lacks %s", want)
+		} else if i < last {
+			t.Errorf("%s is out of root-first order", want)
+		}
+		last = max(last, i)
+	}
+	for _, no := range []string{"ABOVE-GIT-ROOT-MARKER", "ROOT-README-MARKER", "BELOW-WORKSPACE-MARKER", "SIBLING-MARKER", top} {
+		if strings.Contains(body, no) {
+			t.Errorf("request has %s", no)
+		}
+	}
+	if !strings.Contains(body, "../../AGENTS.md") || !strings.Contains(body, "../CLAUDE.md") {
+		t.Error("files above the workspace are not named by their path relative to it")
+	}
+
+	// A .git file (worktree, submodule) marks a root too; no git root: the workspace only.
+	writeFiles(t, top, map[string]string{"wt/.git": "gitdir: /elsewhere\n", "wt/AGENTS.md": "WT-ROOT-MARKER", "wt/sub/x": "",
+		"plain/AGENTS.md": "PLAIN-PARENT-MARKER", "plain/sub/AGENTS.md": "PLAIN-SUB-MARKER"})
+	for dir, want := range map[string][2]string{"wt/sub": {"WT-ROOT-MARKER", ""}, "plain/sub": {"PLAIN-SUB-MARKER", "PLAIN-PARENT-MARKER"}} {
+		ws := openWorkspace(t, strata.Options{Dir: filepath.Join(top, dir), ProviderName: "anthropic", Layout: "flat"})
+		r, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: "hi"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(string(r.Body), want[0]) || (want[1] != "" && strings.Contains(string(r.Body), want[1])) {
+			t.Errorf("%s: want %s and not %q in the request", dir, want[0], want[1])
+		}
+	}
+}

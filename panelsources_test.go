@@ -140,3 +140,94 @@ func TestCompactionMakesOneHistoryPanelPerChunk(t *testing.T) {
 		t.Errorf("%d tl;dr entries in the history panels; want 2", n)
 	}
 }
+
+// The tl;dr requests of --compact-tldr are model calls: their usage counts
+// in the prompt's Result, the stored turns (so the session's totals) and
+// the events (each Compaction event carries its chunk's tl;dr usage; the
+// turn's TurnEnd includes it; ProviderResponse stays the model call's).
+func TestTLDRRequestsCountInUsage(t *testing.T) {
+	answer, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("answer"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tldr, err := replay.AnthropicStream("m", llm.Usage{Input: 1000, Output: 7}, llm.StopEndTurn, llm.TextBlock("tl;dr of a long prompt"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv, err := replay.NewResponder(func(r replay.Request) replay.Response {
+		if strings.Contains(string(r.Body), "Summarize the following message") {
+			return tldr
+		}
+		return answer
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	tiny := compact.Policy{ChunkMinMessages: 2, ChunkMinTokens: 1, KeepMinMessages: 2, KeepMinTokens: 1}
+	ws := openWorkspace(t, strata.Options{Dir: workspaceDir(t), Agent: "dev", Layout: "panels", ProviderName: "anthropic",
+		BaseURL: srv.URL(), Mode: agent.ModeAll, Compaction: &tiny, CompactTLDR: true})
+	var compacted, turnEnds, responses llm.Usage
+	s, err := ws.NewSession(context.Background(), strata.SessionOptions{OnEventSync: func(e event.Event) {
+		if e.Usage == nil {
+			return
+		}
+		switch e.Kind {
+		case event.Compaction:
+			compacted = compacted.Add(*e.Usage)
+		case event.TurnEnd:
+			turnEnds = turnEnds.Add(*e.Usage)
+		case event.ProviderResponse:
+			responses = responses.Add(*e.Usage)
+		}
+	}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var total llm.Usage
+	for i := range 4 {
+		res, err := s.Prompt(context.Background(), fmt.Sprintf("question %d: %s", i, strings.Repeat("explain the build in detail, step by step. ", 4)))
+		if err != nil {
+			t.Fatal(err)
+		}
+		total = total.Add(res.Usage)
+	}
+	calls, tldrs := 0, 0
+	for _, r := range srv.Received() {
+		if strings.Contains(string(r.Body), "Summarize the following message") {
+			tldrs++
+		} else {
+			calls++
+		}
+	}
+	if tldrs == 0 {
+		t.Fatal("no tl;dr request was made")
+	}
+	scale := func(u llm.Usage, n int) llm.Usage {
+		var s llm.Usage
+		for range n {
+			s = s.Add(u)
+		}
+		return s
+	}
+	wantTLDR := scale(llm.Usage{Input: 1000, Output: 7, Total: 1007}, tldrs)
+	want := scale(llm.Usage{Input: 10, Output: 2, Total: 12}, calls).Add(wantTLDR)
+	if total != want {
+		t.Errorf("prompts' usage %+v; want %+v (%d answers, %d tl;dr requests)", total, want, calls, tldrs)
+	}
+	if compacted != wantTLDR || turnEnds != want || responses != scale(llm.Usage{Input: 10, Output: 2, Total: 12}, calls) {
+		t.Errorf("events: compaction %+v (want %+v), turn_end %+v (want %+v), provider_response %+v", compacted, wantTLDR, turnEnds, want, responses)
+	}
+	d, err := ws.Store().LoadSession(context.Background(), s.ID())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stored llm.Usage
+	for _, tr := range d.Turns {
+		stored = stored.Add(tr.Usage)
+	}
+	if stored != want {
+		t.Errorf("stored turns' usage %+v; want %+v", stored, want)
+	}
+}

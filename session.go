@@ -48,8 +48,8 @@ type SessionOptions struct {
 	Title string
 }
 
-// Session is one conversation with the workspace's agent: a loop (with its
-// own layout instance), an event bus, and a recorder writing every
+// Session is one conversation with the workspace's agent: an agent.Agent
+// (its own layout instance; a loop per prompt), an event bus, and a recorder writing every
 // completed step to the workspace's store. Prompt, Stream and ResumePending
 // run one at a time; Steer, SetMode and Subscribe may be called from any
 // goroutine.
@@ -80,33 +80,50 @@ type Session struct {
 // session.ErrBusy, before any model call. A holder that dies without Close
 // blocks the session for at most session.LeaseTTL.
 
-// NewSession starts a new stored session with a new loop.
+// NewSession starts a new stored session; its first prompt is its first
+// loop (each prompt is a loop of its own: docs/turn.md, rule 2).
 func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session, error) {
-	return w.open(ctx, "", -1, o)
+	return w.open(ctx, "", nil, o)
 }
 
-// ResumeSession continues the latest loop of the stored session id (a unique
-// prefix works): its history is restored, the layout replays it (so the
-// next request keeps the cached prefix), and Pending lists the tool calls a
-// crash cut off. An unknown id is a *ConfigError wrapping session.ErrNotFound.
+// ResumeSession continues the stored session id (a unique prefix works) from
+// its latest loop: the whole conversation is restored (the loops it
+// continues included), the layout replays it (so the next request keeps the
+// cached prefix), and Pending lists the tool calls a crash cut off, which
+// ResumePending finishes in that loop. The next prompt is a new loop
+// continuing it, its turns indexed from 0. An unknown id is a *ConfigError
+// wrapping session.ErrNotFound.
 func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptions) (*Session, error) {
 	if id == "" {
 		return nil, configErrorf("resume: empty session id")
 	}
-	return w.open(ctx, id, -1, o)
+	return w.open(ctx, id, nil, o)
 }
 
-// BranchSession starts a new loop in the stored session id from the history
-// up to and including turn afterTurn of its latest loop; the new loop's
-// first turn is triggered by event.TriggerBranch.
+// BranchSession starts a new loop in the stored session id from the
+// conversation up to and including its turn afterTurn, counted across the
+// loops of the session's latest conversation from 0 (session.LoopRecord
+// Numbered: the numbers `strata sessions show` lists, and those a session
+// had when it was one loop). The new loop's first prompt is its turn 0,
+// triggered by event.TriggerBranch.
 func (w *Workspace) BranchSession(ctx context.Context, id string, afterTurn int, o SessionOptions) (*Session, error) {
 	if afterTurn < 0 {
-		return nil, configErrorf("branch: turn %d: want the index of a completed turn", afterTurn)
+		return nil, configErrorf("branch: turn %d: want the number of a completed turn", afterTurn)
 	}
-	return w.open(ctx, id, afterTurn, o)
+	return w.open(ctx, id, &branchPoint{turn: afterTurn}, o)
 }
 
-func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o SessionOptions) (s *Session, err error) {
+// BranchSessionAt is BranchSession at turn index of loop loopID (a unique
+// prefix works) of the session: any loop's turn, not only one of the latest
+// conversation's.
+func (w *Workspace) BranchSessionAt(ctx context.Context, id, loopID string, index int, o SessionOptions) (*Session, error) {
+	if loopID == "" || index < 0 {
+		return nil, configErrorf("branch: loop %q turn %d: want a loop id and the index of a completed turn in it", loopID, index)
+	}
+	return w.open(ctx, id, &branchPoint{loop: loopID, turn: index}, o)
+}
+
+func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o SessionOptions) (s *Session, err error) {
 	w.mu.Lock()
 	closed := w.closed
 	w.mu.Unlock()
@@ -174,7 +191,7 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 		if s.agent, err = agent.New(cfg); err != nil {
 			return nil, err
 		}
-	} else if err := s.restore(ctx, cfg, id, branchAfter); err != nil {
+	} else if err := s.restore(ctx, cfg, id, branch); err != nil {
 		return nil, err
 	}
 	s.rec = session.NewRecorder(w.store, s.id)
@@ -187,72 +204,6 @@ func (w *Workspace) open(ctx context.Context, id string, branchAfter int, o Sess
 		s.bus.Subscribe(o.OnEvent)
 	}
 	return s, nil
-}
-
-// restore loads the stored loop (or branches it) into s.
-func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, branchAfter int) error {
-	st := s.ws.store
-	d, err := st.LoadSession(ctx, id)
-	if err != nil {
-		return &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
-	}
-	s.id = d.ID
-	// Read the history only once no other writer can add to it.
-	if err := s.hold(ctx); err != nil {
-		return err
-	}
-	loop, err := st.LatestLoop(ctx, d.ID)
-	if err != nil {
-		return &ConfigError{Err: fmt.Errorf("session %s has no loop to continue: %w", d.ID, err)}
-	}
-	if branchAfter >= 0 {
-		nl := agent.NewID()
-		if err := st.Branch(ctx, d.ID, loop, branchAfter, nl); err != nil {
-			return &ConfigError{Err: fmt.Errorf("branch session %s at turn %d: %w", d.ID, branchAfter, err)}
-		}
-		loop = nl
-	}
-	var next int
-	if s.agent, next, err = restoreLoop(ctx, st, cfg, loop); err != nil {
-		return err
-	}
-	if branchAfter >= 0 {
-		s.agent.SetFirstTrigger(event.TriggerBranch)
-		return nil
-	}
-	if s.pending, err = st.Pending(ctx, loop); err != nil {
-		return err
-	}
-	s.pendingTurn = next - 1
-	return nil
-}
-
-// restoreLoop returns an agent with cfg continuing the stored loop (its
-// history replayed through the layout by agent.Restore) and the index of its
-// next turn.
-func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop string) (*agent.Agent, int, error) {
-	hist, err := st.History(ctx, loop)
-	if err != nil {
-		return nil, 0, err
-	}
-	next, err := st.NextTurnIndex(ctx, loop)
-	if err != nil {
-		return nil, 0, err
-	}
-	a, err := agent.Restore(cfg, loop, hist, next)
-	if err != nil {
-		return nil, 0, err
-	}
-	rec, err := st.ReadLoop(ctx, loop)
-	if err != nil {
-		return nil, 0, err
-	}
-	var used llm.Usage
-	for _, t := range rec.Turns {
-		used = used.Add(t.Usage)
-	}
-	a.RestoreUsage(used)
-	return a, next, nil
 }
 
 // hold takes the session's writer lease; losing it later stops the running
@@ -429,7 +380,8 @@ func (w *Workspace) env(dir string) *tool.Env {
 // ID returns the stored session's id.
 func (s *Session) ID() string { return s.id }
 
-// LoopID returns the id of the session's current loop.
+// LoopID returns the id of the session's current loop: the running or last
+// prompt's (each prompt is a loop), else the loop the next prompt uses.
 func (s *Session) LoopID() string { return s.agent.LoopID() }
 
 // History returns the loop's conversation so far (shared; do not modify).

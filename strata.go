@@ -346,7 +346,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		if w.agent.Resolved == nil {
 			return nil
 		}
-		if err := CheckTrust(ctx, o.Trust, trustRequest(w.dir, "", nil, w.agent.Resolved.MCPServers, o)); err != nil {
+		if err := CheckTrust(ctx, o.Trust, agentTrustRequest(w.dir, w.agent, o)); err != nil {
 			return err
 		}
 		w.startMCP(ctx, w.agent.Resolved.MCPServers, nil)
@@ -376,7 +376,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		w.tools = append(w.tools, extra...)
 	}
 	w.tools = override(w.tools, o.Tools)
-	if err := CheckTrust(ctx, o.Trust, trustRequest(w.dir, cfg.Path, cfg.Hooks, w.agent.Resolved.MCPServers, o)); err != nil {
+	if err := CheckTrust(ctx, o.Trust, agentTrustRequest(w.dir, w.agent, o)); err != nil {
 		return err
 	}
 	w.startMCP(ctx, w.agent.Resolved.MCPServers, cfg)

@@ -159,6 +159,48 @@ func trustRequest(dir, agentPath string, hooks config.Hooks, servers []config.Na
 	return NewTrustRequest(dir, agentPath, hooks, servers)
 }
 
+// agentTrustRequest is the TrustRequest of agent a in the workspace dir:
+// its agent file's hooks (none for the default agent) and its resolved MCP
+// servers, without what o disables. Open and WorkspaceCommands both use it,
+// so one decision covers every command that loads the same agent.
+func agentTrustRequest(dir string, a *Agent, o Options) TrustRequest {
+	var hooks config.Hooks
+	path := ""
+	if a.Config != nil {
+		hooks, path = a.Config.Hooks, a.Config.Path
+	}
+	var servers []config.NamedMCPServer
+	if a.Resolved != nil {
+		servers = a.Resolved.MCPServers
+	}
+	return trustRequest(dir, path, hooks, servers, o)
+}
+
+// WorkspaceCommands loads the agent Open would load for the workspace dir —
+// the agent agentName resolves to (ResolveAgent), or strata's default agent
+// with the project's files (AGENTS.md, steering, the mcp.json files and
+// .mcp.json) when agentName is "" — and returns it with the TrustRequest
+// Open would ask Options.Trust about: the same commands in the same order,
+// hence the same Hash, so a decision taken by a tool that only lists the
+// servers (strata mcp list) covers the run that starts them, and back.
+// Nothing is started. Errors are LoadAgent's and ResolveAgent's.
+func WorkspaceCommands(dir, agentName string) (*Agent, TrustRequest, error) {
+	var a *Agent
+	var err error
+	if agentName == "" {
+		a, err = defaultAgent(dir, DefaultInstructions, false)
+	} else {
+		var path string
+		if path, err = ResolveAgent(dir, agentName); err == nil {
+			a, err = LoadAgent(path, dir)
+		}
+	}
+	if err != nil {
+		return nil, TrustRequest{}, err
+	}
+	return a, agentTrustRequest(dir, a, Options{}), nil
+}
+
 // trustHash hashes the commands without their Source.
 func trustHash(cmds []TrustCommand) string {
 	h := sha256.New()

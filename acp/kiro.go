@@ -69,13 +69,14 @@ type toolCallChunk struct {
 
 // kiroNotification is the params of KiroSessionUpdateMethod.
 type kiroNotification struct {
-	SessionID sdk.SessionId `json:"sessionId"`
-	Update    any           `json:"update"`
+	Meta      map[string]any `json:"_meta,omitempty"` // MetaTurn
+	SessionID sdk.SessionId  `json:"sessionId"`
+	Update    any            `json:"update"`
 }
 
-// sendKiro sends update on KiroSessionUpdateMethod.
-func (m *mapper) sendKiro(update any) {
-	_ = m.conn.NotifyExtension(context.Background(), KiroSessionUpdateMethod, kiroNotification{SessionID: m.session, Update: update})
+// sendKiro sends update on KiroSessionUpdateMethod with _meta meta.
+func (m *mapper) sendKiro(meta map[string]any, update any) {
+	_ = m.conn.NotifyExtension(context.Background(), KiroSessionUpdateMethod, kiroNotification{Meta: meta, SessionID: m.session, Update: update})
 }
 
 // toolChunk is the tool_call_chunk of a tool_execution_update event.

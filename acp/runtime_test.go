@@ -29,8 +29,9 @@ type composed struct {
 // recorder keeps every composed request per loop, in order.
 type recorder struct {
 	mu    sync.Mutex
-	loops map[string][]composed
-	ctx   map[string]prompt.Context // pending compose_request pre context per loop
+	loops map[string][]composed     // by conversation (prompt.Context.ConversationID): its loops' requests
+	ctx   map[string]prompt.Context // pending compose_request pre context per conversation
+	conv  map[string]string         // loop id → conversation id
 }
 
 func (r *recorder) hooks() []agent.Hook {
@@ -40,7 +41,12 @@ func (r *recorder) hooks() []agent.Hook {
 				c := *p.Context
 				c.History = deepCopy(c.History)
 				r.mu.Lock()
-				r.ctx[p.Turn.LoopID] = c
+				if r.conv == nil {
+					r.conv = map[string]string{}
+				}
+				// A loop per prompt: group requests by conversation.
+				r.conv[p.Turn.LoopID] = c.ConversationID
+				r.ctx[c.ConversationID] = c
 				r.mu.Unlock()
 				return agent.Verdict{}, nil
 			}},
@@ -48,7 +54,8 @@ func (r *recorder) hooks() []agent.Hook {
 			Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
 				b, err := json.Marshal(p.Request)
 				r.mu.Lock()
-				r.loops[p.Turn.LoopID] = append(r.loops[p.Turn.LoopID], composed{ctx: r.ctx[p.Turn.LoopID], req: b})
+				conv := r.conv[p.Turn.LoopID]
+				r.loops[conv] = append(r.loops[conv], composed{ctx: r.ctx[conv], req: b})
 				r.mu.Unlock()
 				return agent.Verdict{}, err
 			}},
@@ -159,9 +166,10 @@ func TestConcurrentACPSessionsAndSubAgentKeepTheirOwnLayout(t *testing.T) {
 			aw.Close()
 			<-served
 
-			// Loops: the two sessions' and the sub-agent's.
+			// Conversations: the two sessions' (a loop per prompt each) and the
+			// sub-agent's.
 			if len(rec.loops) != 3 {
-				t.Fatalf("%d loops composed requests; want 3 (two sessions and a sub-agent)", len(rec.loops))
+				t.Fatalf("%d conversations composed requests; want 3 (two sessions and a sub-agent)", len(rec.loops))
 			}
 			delegator := false
 			for loop, reqs := range rec.loops {

@@ -28,52 +28,75 @@ import (
 //
 // In the kiro dialect (kiro.go) the updates go out on _kiro.dev/session/update
 // and tool progress as tool_call_chunk, when the client asked for them.
+//
+// Every notification made from a turn's event carries the turn's id in its
+// _meta under MetaTurn: {"loop_id": …, "turn_index": …} (a loop per user
+// prompt, turns indexed from 0: docs/turn.md, rule 2).
 type mapper struct {
 	conn    *sdk.AgentSideConnection
 	session sdk.SessionId
 	dialect dialect
 }
 
-func (m *mapper) send(u sdk.SessionUpdate) {
+// MetaTurn is the _meta key of a session update's turn id: the loop id and
+// zero-based turn index of the event it was made from.
+const MetaTurn = "strata.dev/turn"
+
+// turnMeta returns the _meta of a notification made from an event of turn
+// id (nil for none).
+func turnMeta(id *event.TurnID) map[string]any {
+	if id == nil {
+		return nil
+	}
+	return map[string]any{MetaTurn: *id}
+}
+
+// send sends u, made from no turn's event.
+func (m *mapper) send(u sdk.SessionUpdate) { m.sendWith(nil, u) }
+
+// sendWith sends u with _meta meta, on the dialect's method.
+func (m *mapper) sendWith(meta map[string]any, u sdk.SessionUpdate) {
 	if m.dialect.kiroUpdates {
-		m.sendKiro(u)
+		m.sendKiro(meta, u)
 		return
 	}
-	_ = m.conn.SessionUpdate(context.Background(), sdk.SessionNotification{SessionId: m.session, Update: u})
+	_ = m.conn.SessionUpdate(context.Background(), sdk.SessionNotification{Meta: meta, SessionId: m.session, Update: u})
 }
 
 func (m *mapper) observe(e event.Event) {
+	meta := turnMeta(e.Turn)
+	send := func(u sdk.SessionUpdate) { m.sendWith(meta, u) }
 	switch e.Kind {
 	case event.MessageUpdate:
 		switch e.Delta.Type {
 		case llm.DeltaText:
-			m.send(sdk.UpdateAgentMessageText(e.Delta.Text))
+			send(sdk.UpdateAgentMessageText(e.Delta.Text))
 		case llm.DeltaThinking:
-			m.send(sdk.UpdateAgentThoughtText(e.Delta.Text))
+			send(sdk.UpdateAgentThoughtText(e.Delta.Text))
 		}
 	case event.MessageEnd:
 		if e.Message == nil || e.Message.Role != llm.RoleAssistant {
 			return
 		}
 		for _, c := range e.Message.ToolUses() {
-			m.send(toolCallStart(c, sdk.ToolCallStatusPending))
+			send(toolCallStart(c, sdk.ToolCallStatusPending))
 		}
 	case event.ToolExecutionStart:
-		m.send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCall.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
+		send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCall.ID), sdk.WithUpdateStatus(sdk.ToolCallStatusInProgress)))
 	case event.ToolExecutionUpdate:
 		if m.dialect.toolChunks {
-			m.sendKiro(toolChunk(e))
+			m.sendKiro(meta, toolChunk(e))
 			return
 		}
-		m.send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCall.ID),
+		send(sdk.UpdateToolCall(sdk.ToolCallId(e.ToolCall.ID),
 			sdk.WithUpdateContent([]sdk.ToolCallContent{sdk.ToolContent(sdk.TextBlock(e.Text))})))
 	case event.ToolExecutionEnd:
-		m.send(toolResult(*e.ToolCall, *e.ToolResult))
+		send(toolResult(*e.ToolCall, *e.ToolResult))
 		if p, ok := plan(*e.ToolCall, *e.ToolResult); ok {
-			m.send(p)
+			send(p)
 		}
 	case event.AgentStopped:
-		m.send(sdk.UpdateAgentMessageText("\n" + e.Text))
+		send(sdk.UpdateAgentMessageText("\n" + e.Text))
 	}
 }
 

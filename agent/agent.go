@@ -107,8 +107,16 @@ type Config struct {
 	// Context is the template of every turn's prompt.Context: system
 	// instructions, summary, hook outputs, files, skills. The loop fills in
 	// Model, MaxTokens, Tools, History, API (from Provider.API),
-	// ConversationID (the loop id) and Now each turn.
+	// ConversationID (see ConversationID) and Now each turn.
 	Context prompt.Context
+	// ConversationID identifies the conversation for prompt.Context
+	// ConversationID (which some layouts send as OpenAI's
+	// prompt_cache_key): it stays the same across the loops of the
+	// conversation's prompts. "" = the id of the agent's first loop (New)
+	// or of the loop it restores (Restore); a restored session sets it to
+	// its first loop's (session.LoopRecord.ConversationID) so its requests
+	// keep the key the uninterrupted run sent.
+	ConversationID string
 	// Gather, when set, fills the parts of a turn's context that change
 	// outside the conversation (the runtime's repository file tree, symbol
 	// map and reminder). It is called on every request's context before
@@ -130,7 +138,7 @@ type Config struct {
 	// follow-up messages are not rounds. MaxTurns N allows N+1 model
 	// calls answering tools: with 1, one tool round-trip.
 	MaxTurns int
-	// MaxSessionTokens caps the loop's total tokens (llm.Usage.Total summed
+	// MaxSessionTokens caps the conversation's total tokens (llm.Usage.Total summed
 	// over every model call); 0 = no cap. It is checked before each turn.
 	MaxSessionTokens int64
 	// Bus receives the loop's events; nil means events are discarded.
@@ -193,7 +201,9 @@ type TurnRecord struct {
 	Err         error // non-nil when the turn failed
 }
 
-// Agent is one conversation (one loop) with a model. It runs one Prompt,
+// Agent is one conversation with a model: a loop per user prompt
+// (docs/turn.md, rule 2), each with its own loop id and turns indexed from
+// 0, sharing one history. It runs one Prompt,
 // PromptWith or Resume at a time: a call made while another runs returns
 // ErrBusy. Steer and FollowUp may be called from any goroutine at any time.
 // The other methods (History, Usage, SetMode, SetFirstTrigger, ...) must not
@@ -201,9 +211,12 @@ type TurnRecord struct {
 type Agent struct {
 	busy    atomic.Bool // a Prompt, PromptWith or Resume is running
 	cfg     Config
-	loopID  string
+	loopID  string // the current loop: the running or last prompt's
+	prev    string // the loop loopID continues ("" = none known)
 	history []llm.Message
-	turns   int // next turn index in this loop
+	turns   int    // next turn index in the current loop
+	fresh   bool   // the running prompt's first turn starts a new loop (see newLoop)
+	next    string // that new loop's id, once picked
 	usage   llm.Usage
 	first   event.Trigger // trigger of the loop's next first turn (user, sub_agent, branch)
 	always  map[string]bool
@@ -217,15 +230,23 @@ type Agent struct {
 	detached int
 	chunks   []compact.Chunk
 	chunkAt  []int64 // when each chunk was detached (Unix ms; 0 = while warming)
+	// tldr is the usage of compaction's tl;dr requests not yet counted in
+	// a turn: the turn that compacted adds it to its own (turn).
+	tldr llm.Usage
 }
 
-// New checks cfg and returns an agent with an empty history and a new loop id.
+// New checks cfg and returns an agent with an empty history and a new loop
+// id, which its first prompt uses.
 func New(cfg Config) (*Agent, error) {
 	return Restore(cfg, NewID(), nil, 0)
 }
 
 // Restore returns an agent continuing loop loopID (a resumed session) with
-// its stored history; next is the index of its next turn. It fails like New.
+// the conversation's stored history; next is the index of the loop's next
+// turn. Resume finishes that loop; the next prompt starts a new loop
+// continuing it (event.Event.PreviousLoopID), unless next is 0 — a loop
+// that has run no turn yet, such as a new branch, takes the next prompt
+// itself. It fails like New.
 func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent, error) {
 	switch {
 	case cfg.Provider == nil:
@@ -267,6 +288,9 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
+	if cfg.ConversationID == "" {
+		cfg.ConversationID = loopID
+	}
 	a := &Agent{cfg: cfg, loopID: loopID, history: append([]llm.Message(nil), history...), turns: next,
 		first: event.TriggerUser, always: map[string]bool{}}
 	if err := a.warmLayout(); err != nil {
@@ -275,13 +299,20 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 	return a, nil
 }
 
-// LoopID returns the id of the agent's loop.
+// LoopID returns the id of the agent's current loop: the running prompt's,
+// else the last prompt's, else (before the first prompt) the id the first
+// prompt will use.
 func (a *Agent) LoopID() string { return a.loopID }
+
+// ConversationID returns the conversation's id (Config.ConversationID),
+// the same for every loop of the agent.
+func (a *Agent) ConversationID() string { return a.cfg.ConversationID }
 
 // History returns the conversation so far (shared; do not modify).
 func (a *Agent) History() []llm.Message { return a.history }
 
-// Usage returns the summed usage of every model call in the loop.
+// Usage returns the summed usage of every model call of the conversation
+// (all its loops).
 func (a *Agent) Usage() llm.Usage { return a.usage }
 
 // RestoreUsage sets the usage of the model calls a restored loop made
@@ -334,7 +365,7 @@ func (a *Agent) takeFollowUp() (string, bool) {
 type Result struct {
 	Message    llm.Message    // the last assistant message
 	StopReason llm.StopReason // its stop reason
-	Usage      llm.Usage      // summed over the model calls of this user turn
+	Usage      llm.Usage      // summed over the model calls of this user turn, compaction's tl;dr requests included
 	Turns      int            // model calls made
 	Rounds     int            // continuation rounds made (see Config.MaxTurns)
 }
@@ -363,6 +394,7 @@ func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.B
 		return nil, ErrBusy
 	}
 	defer a.busy.Store(false)
+	a.newLoop()
 	corr := NewID()
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
 	input, err := a.receiveInput(ctx, corr, text, attachments)

@@ -63,8 +63,9 @@ func TestCompactionDetachesFrozenChunks(t *testing.T) {
 	}
 	// Order within the compacting turn.
 	var order []string
+	third := nthTurn(rec.ev, 2) // the third prompt's loop, turn 0
 	for _, e := range rec.ev {
-		if e.Turn != nil && e.Turn.Index == 2 && e.Kind != event.StagePreFired && e.Kind != event.StagePostFired {
+		if e.Turn != nil && *e.Turn == third && e.Kind != event.StagePreFired && e.Kind != event.StagePostFired {
 			order = append(order, string(e.Kind))
 		}
 		if e.Kind == event.Compaction && !strings.Contains(e.Text, "detached messages") {
@@ -75,4 +76,17 @@ func TestCompactionDetachesFrozenChunks(t *testing.T) {
 	if !strings.HasPrefix(got, "turn_start message_start message_end compaction provider_request") {
 		t.Errorf("turn 2 events: %s", got)
 	}
+}
+
+// nthTurn returns the id of the n-th (0-based) turn_start in evs.
+func nthTurn(evs []event.Event, n int) event.TurnID {
+	for _, e := range evs {
+		if e.Kind == event.TurnStart {
+			if n == 0 {
+				return *e.Turn
+			}
+			n--
+		}
+	}
+	return event.TurnID{}
 }

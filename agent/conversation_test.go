@@ -24,10 +24,12 @@ func (s *seenIDs) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, 
 	return s.Layout.Assemble(c)
 }
 
-// The loop gives the layout its loop id as the conversation id on every
-// turn, and a restored loop keeps its id (layouts send it as OpenAI's
-// prompt_cache_key, so a resumed session keeps its cache key).
-func TestContextCarriesTheLoopID(t *testing.T) {
+// The loop gives the layout the conversation's id on every turn: the first
+// loop's, kept by the loops of later prompts (a loop per user prompt), and by
+// a restored agent given it as Config.ConversationID (layouts send it as
+// OpenAI's prompt_cache_key, so a resumed session keeps its cache key); a
+// restored agent without one uses the restored loop's id.
+func TestContextCarriesTheConversationID(t *testing.T) {
 	srv, err := replay.NewResponder(func(replay.Request) replay.Response {
 		r, _ := replay.Text(llm.APIAnthropic, "ok")
 		return r
@@ -43,20 +45,34 @@ func TestContextCarriesTheLoopID(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	first := a.LoopID()
 	for _, p := range []string{"one", "two"} {
 		if _, err := a.Prompt(context.Background(), p); err != nil {
 			t.Fatal(err)
 		}
 	}
-	b, err := Restore(cfg, "loop-7", a.History(), 2)
+	if a.LoopID() == first || a.ConversationID() != first {
+		t.Fatalf("after two prompts: loop %s, conversation %s; want a new loop in conversation %s", a.LoopID(), a.ConversationID(), first)
+	}
+	kept := cfg
+	kept.ConversationID = a.ConversationID()
+	b, err := Restore(kept, "loop-7", a.History(), 1)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if _, err := b.Prompt(context.Background(), "three"); err != nil {
 		t.Fatal(err)
 	}
-	// two turns, the restore's replay of the two stored requests, one turn
-	want := []string{a.LoopID(), a.LoopID(), "loop-7", "loop-7", "loop-7"}
+	c, err := Restore(cfg, "loop-8", b.History(), 1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Prompt(context.Background(), "four"); err != nil {
+		t.Fatal(err)
+	}
+	// two turns, b's replay of the two stored requests, one turn; c's replay
+	// of three, one turn
+	want := []string{first, first, first, first, first, "loop-8", "loop-8", "loop-8", "loop-8"}
 	if len(layout.ids) != len(want) {
 		t.Fatalf("layout saw ids %q; want %q", layout.ids, want)
 	}

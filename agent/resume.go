@@ -65,6 +65,7 @@ func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block, 
 		return nil, ErrBusy
 	}
 	defer a.busy.Store(false)
+	a.fresh = false // Resume finishes the current loop
 	corr := NewID()
 	res := &Result{}
 	n := len(a.history)

@@ -15,7 +15,7 @@ import (
 // docs/turn.md, "event order": before_turn → TurnStart → input MessageStart/End → MessageStart →
 // MessageUpdate* → MessageEnd → tools → TurnEnd → after_turn.
 func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input []llm.Message, res *Result) (*llm.Response, error) {
-	id := event.TurnID{LoopID: a.loopID, Index: a.turns}
+	id := a.nextTurn()
 	info := TurnInfo{ID: id, Trigger: trig, CorrelationID: corr}
 	if a.cfg.BeforeTurn != nil {
 		if err := a.cfg.BeforeTurn(ctx, info); err != nil {
@@ -24,24 +24,40 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 			return nil, err
 		}
 	}
-	a.turns++
+	a.startTurn()
 	res.Turns++
 	rec := TurnRecord{TurnInfo: info, Input: input, StartedAt: time.Now()}
-	a.emit(event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig})
+	start := event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: &id, Trigger: trig}
+	if id.Index == 0 {
+		start.PreviousLoopID = a.prev
+	}
+	a.emit(start)
 	for i := range input {
 		a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: &id, Message: &llm.Message{Role: input[i].Role}})
 		a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: &id, Message: &input[i]})
 	}
 	resp, settled, err := a.call(ctx, corr, &id)
+	// The tl;dr requests compaction made for this turn count in its usage
+	// (and so in the loop's, the result's and the stored turn's), whether
+	// or not the model call then succeeded.
+	tldr := a.tldr
+	a.tldr = llm.Usage{}
+	a.usage = a.usage.Add(tldr)
+	res.Usage = res.Usage.Add(tldr)
 	if err != nil {
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Err: err})
-		rec.Err, rec.EndedAt = err, time.Now()
+		var u *llm.Usage
+		if tldr != (llm.Usage{}) {
+			u = &tldr
+		}
+		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: u, Err: err})
+		rec.Err, rec.Usage, rec.EndedAt = err, tldr, time.Now()
 		a.afterTurn(ctx, rec)
 		return nil, err
 	}
 	a.history = append(a.history, resp.Message)
 	a.usage = a.usage.Add(resp.Usage)
 	res.Usage = res.Usage.Add(resp.Usage)
+	used := resp.Usage.Add(tldr)
 	if calls := resp.Message.ToolUses(); len(calls) > 0 {
 		st := a.stages(corr, &id)
 		st.enter(StageToolCall)
@@ -49,16 +65,48 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 		st.leave(ctx.Err())
 		a.appendUser(rec.ToolResults...)
 	}
-	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &resp.Usage, StopReason: resp.StopReason, ToolResults: rec.ToolResults})
-	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, resp.Usage, resp.StopReason, time.Now()
+	a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, Usage: &used, StopReason: resp.StopReason, ToolResults: rec.ToolResults})
+	rec.Output, rec.Usage, rec.StopReason, rec.EndedAt = resp.Message, used, resp.StopReason, time.Now()
 	a.afterTurn(ctx, rec)
 	return resp, nil
 }
 
+// newLoop makes a new user prompt a loop of its own (docs/turn.md, rule 2:
+// each agent_loop call of the Rust agent-loop library is a loop, its turns
+// indexed from 0): its first turn gets a new loop id continuing the current
+// loop (startTurn), unless the current loop has run no turn yet (a new
+// agent, a new branch, a prompt that stopped before its first turn), which
+// the prompt then uses. A prompt that stops before its first turn leaves
+// the loop id as it was.
+func (a *Agent) newLoop() { a.fresh = a.turns > 0 }
+
+// nextTurn returns the id of the turn about to start: in a new loop when
+// the prompt's first turn starts one (newLoop). startTurn makes it current.
+func (a *Agent) nextTurn() event.TurnID {
+	if !a.fresh {
+		return event.TurnID{LoopID: a.loopID, Index: a.turns}
+	}
+	if a.next == "" {
+		a.next = NewID()
+	}
+	return event.TurnID{LoopID: a.next, Index: 0}
+}
+
+// startTurn makes the turn nextTurn returned the current one, once
+// before_turn let it start.
+func (a *Agent) startTurn() {
+	if a.fresh {
+		a.prev, a.loopID, a.turns, a.fresh, a.next = a.loopID, a.next, 0, false, ""
+	}
+	a.turns++
+}
+
 // compact detaches every chunk Config.Compaction allows, oldest first, and
 // emits a Compaction event for each (after the turn's input messages,
-// before the model call: docs/turn.md, rule 16). A nil id (warming a
-// restored layout) emits nothing.
+// before the model call: docs/turn.md, rule 16), carrying the usage of the
+// chunk's tl;dr requests, which the turn then counts. A nil id (warming a
+// restored layout) emits nothing; tl;dr requests made while warming count
+// in the next turn.
 func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 	p := a.cfg.Compaction
 	if p == nil {
@@ -73,6 +121,7 @@ func (a *Agent) compact(ctx context.Context, corr string, id *event.TurnID) {
 			a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
 				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(a.chunks)+1, err)})
 		}
+		a.tldr = a.tldr.Add(c.Usage)
 		a.detach(corr, id, c, "")
 	}
 }
@@ -90,20 +139,24 @@ func (a *Agent) detach(corr string, id *event.TurnID, c compact.Chunk, why strin
 	a.chunks = append(a.chunks, c)
 	a.detached = c.Last + 1
 	if id != nil {
-		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id,
+		var u *llm.Usage
+		if c.Usage != (llm.Usage{}) {
+			u = &c.Usage
+		}
+		a.emit(event.Event{Kind: event.Compaction, CorrelationID: corr, Turn: id, Usage: u,
 			Text: fmt.Sprintf("detached messages %d–%d (%d tokens) into conversation history chunk %d%s", c.First+1, c.Last+1, c.Tokens, len(a.chunks), why)})
 	}
 }
 
 // context returns this turn's prompt.Context: the template with the model,
-// output cap, wire API, conversation id (the loop id), tools, the live
+// output cap, wire API, conversation id (Config.ConversationID), tools, the live
 // history, the usage so far and the detached chunks (as Detached and joined
 // into the summary).
 func (a *Agent) context(now time.Time) prompt.Context {
 	pc := a.cfg.Context
 	pc.Model, pc.MaxTokens, pc.Tools, pc.History = a.cfg.Model, a.cfg.Params.MaxTokens, a.toolSpecs(), a.history[a.detached:]
 	pc.API = a.cfg.Provider.API()
-	pc.ConversationID = a.loopID
+	pc.ConversationID = a.cfg.ConversationID
 	if !now.IsZero() {
 		pc.Now = now.UnixMilli()
 	}

@@ -64,7 +64,7 @@ func TestCompactionWhenTheWindowWouldBeExceeded(t *testing.T) {
 			compactions = append(compactions, e)
 		}
 	}
-	if len(compactions) != 1 || compactions[0].Turn.Index != 2 || !strings.Contains(compactions[0].Text, "exceeded the context window of 700 tokens") {
+	if len(compactions) != 1 || *compactions[0].Turn != nthTurn(rec.ev, 2) || !strings.Contains(compactions[0].Text, "exceeded the context window of 700 tokens") {
 		t.Errorf("compaction events %+v; want one, in the third turn, naming the window", compactions)
 	}
 	if len(a.History()) != 6 {

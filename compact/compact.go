@@ -45,6 +45,10 @@ type Chunk struct {
 	First, Last int    // indices of its first and last message in the whole history
 	Tokens      int    // its token count (Policy.Counter)
 	Text        string // the messages as text, frozen
+	// Usage is what the tl;dr requests written for this chunk used
+	// (NextContext with Policy.Summarize; zero otherwise). The loop adds it
+	// to its usage: these are model calls too.
+	Usage llm.Usage
 }
 
 func (p Policy) count(m llm.Message) int {
@@ -105,8 +109,8 @@ func (p Policy) NextContext(ctx context.Context, live []llm.Message, offset int)
 	if !ok || p.Summarize == nil {
 		return c, ok, nil
 	}
-	msgs, err := p.summarize(ctx, live[:c.Last-offset+1])
-	c.Text = Render(msgs, offset)
+	msgs, used, err := p.summarize(ctx, live[:c.Last-offset+1])
+	c.Text, c.Usage = Render(msgs, offset), used
 	return c, true, err
 }
 

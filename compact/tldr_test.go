@@ -73,7 +73,7 @@ func TestDetachedChunkShowsModelWrittenTLDR(t *testing.T) {
 func TestFailedTLDRKeepsFullText(t *testing.T) {
 	p := tiny
 	boom := errors.New("provider down")
-	p.Summarize = func(context.Context, string) (string, error) { return "", boom }
+	p.Summarize = func(context.Context, string) (string, llm.Usage, error) { return "", llm.Usage{}, boom }
 	c, ok, err := p.NextContext(context.Background(), conversation(), 0)
 	if !ok || !errors.Is(err, boom) {
 		t.Fatalf("ok=%v err=%v", ok, err)

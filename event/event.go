@@ -39,7 +39,7 @@ const (
 	SessionTurnStart    Kind = "session_turn_start"    // a user turn begins (docs/loop.md, RECEIVE_INPUT)
 	SessionTurnEnd      Kind = "session_turn_end"      // the user turn is over (docs/loop.md, RENDER); Err is why it failed, if it did
 	TurnStart           Kind = "turn_start"            // one model call-and-response cycle begins (docs/turn.md)
-	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage, or Err when the model call failed
+	TurnEnd             Kind = "turn_end"              // the cycle is over, tools included; carries Usage (the model call's plus compaction's tl;dr requests'), or Err when the model call failed
 	MessageStart        Kind = "message_start"         // an input or assistant message begins
 	MessageUpdate       Kind = "message_update"        // a stream delta of the assistant message
 	MessageEnd          Kind = "message_end"           // the message is complete; carries it
@@ -121,7 +121,7 @@ type Event struct {
 	Delta      *llm.Delta     `json:"delta,omitempty"`       // MessageUpdate
 	ToolCall   *llm.Block     `json:"tool_call,omitempty"`   // tool_use block: ToolExecution*, ToolCall*
 	ToolResult *llm.Block     `json:"tool_result,omitempty"` // ToolExecutionEnd
-	Usage      *llm.Usage     `json:"usage,omitempty"`       // TurnEnd, ProviderResponse, SessionTurnEnd (sum)
+	Usage      *llm.Usage     `json:"usage,omitempty"`       // TurnEnd, ProviderResponse (the model call alone), SessionTurnEnd (sum), Compaction (its tl;dr requests)
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*
@@ -147,6 +147,11 @@ type Event struct {
 	Ping int `json:"ping,omitempty"`
 	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
 	ChildLoopID string `json:"child_loop_id,omitempty"`
+	// PreviousLoopID is set on the TurnStart of a loop's first turn (index
+	// 0) when the loop continues another of the same conversation: the loop
+	// of the previous user prompt (docs/turn.md, rule 2: a loop per user
+	// prompt). The session store chains the loops by it.
+	PreviousLoopID string `json:"previous_loop_id,omitempty"`
 	// Stage names the message-loop stage of StagePreFired / StagePostFired.
 	Stage string `json:"stage,omitempty"`
 	// Outcome is how a stage ended (StagePostFired: ok, denied, cancelled,

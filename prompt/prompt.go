@@ -66,9 +66,11 @@ type Context struct {
 	// loop sets it from llm.Provider.API. Layouts may differ per family
 	// (Context Pilot re-injects the system prompt on Anthropic only).
 	API llm.API
-	// ConversationID identifies the conversation the request belongs to: the
-	// agent loop's id (agent.Agent.LoopID), which a resumed session keeps and
-	// a branch replaces. The loop sets it every turn; "" = unknown. Layouts
+	// ConversationID identifies the conversation the request belongs to:
+	// agent.Config.ConversationID, the id of the conversation's first loop,
+	// which every prompt's loop of the session keeps, a resumed session too,
+	// and a branch as well (it shares the conversation's prefix). The loop
+	// sets it every turn; "" = unknown. Layouts
 	// that reproduce an agent sending OpenAI's prompt_cache_key per session
 	// or conversation (prompt/peers: opencode, openhands, codex) copy it into
 	// llm.Request.PromptCacheKey; the others ignore it.

@@ -8,6 +8,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 	"time"
@@ -67,7 +68,8 @@ func testValuesAreCopies(t *testing.T, _ impl, s Store) {
 	sess, _ := s.CreateSession(ctx, SessionMeta{})
 	a := mainScript("l")
 	feed(t, s, sess.ID, a.ev)
-	h, _ := s.History(ctx, "l")
+	last := a.loopID
+	h, _ := s.History(ctx, last)
 	h[0].Content[0].Text = "changed"
 	h[1].Content = nil
 	d, _ := s.LoadSession(ctx, sess.ID)
@@ -77,10 +79,13 @@ func testValuesAreCopies(t *testing.T, _ impl, s Store) {
 	r, _ := s.ReadLoop(ctx, "l")
 	r.Messages[0].Content[0].Text = "changed"
 	r.Turns[0].Status = TurnFailed
-	p, _ := s.Pending(ctx, "l")
+	r, _ = s.ReadLoop(ctx, last)
+	r.Before[0].Messages[0].Content[0].Text = "changed"
+	r.Before[0].Turns[0].Status = TurnFailed
+	p, _ := s.Pending(ctx, last)
 	_ = append(p, llm.TextBlock("changed"))
 
-	h, _ = s.History(ctx, "l")
+	h, _ = s.History(ctx, last)
 	jsonEq(t, "history after changing returned values", h, a.hist)
 	d2, _ := s.LoadSession(ctx, sess.ID)
 	if d2.Messages[0].Content[0].Text == "changed" || d2.Turns[0].Usage.Input == -1 || d2.Loops[0].ID != "l" {
@@ -255,7 +260,7 @@ func TestImplementationsAgree(t *testing.T) {
 		}
 		feed(t, s, "s1", a.ev)
 		feed(t, s, "s2", c.ev[:cut])
-		if err := s.Branch(ctx, "s1", "main", 4, "b4"); err != nil {
+		if err := s.Branch(ctx, "s1", "main-p3", 0, "b4"); err != nil {
 			t.Fatal(err)
 		}
 		var all []any
@@ -275,7 +280,7 @@ func TestImplementationsAgree(t *testing.T) {
 			latest, err := s.LatestLoop(ctx, id)
 			all = append(all, d, latest, errText(err))
 		}
-		for _, l := range []string{"main", "cut", "b4"} {
+		for _, l := range append(a.loops, "cut", "b4") {
 			h, err1 := s.History(ctx, l)
 			p, err2 := s.Pending(ctx, l)
 			n, err3 := s.NextTurnIndex(ctx, l)
@@ -298,4 +303,87 @@ func errText(err error) string {
 		return ""
 	}
 	return err.Error()
+}
+
+// A loop per user prompt (docs/turn.md, rule 2: "turn_index — Zero-based
+// index within the current loop (0 = first turn after AgentStart)"): the
+// store chains a conversation's loops by PreviousLoopID. Each loop's turns
+// are its own, indexed from 0; History, Pending and ReadLoop follow the
+// chain; message positions go on across loops; a loop may only continue a
+// stored loop of its own session.
+func TestLoopChain(t *testing.T) { eachStore(t, testLoopChain) }
+
+func testLoopChain(t *testing.T, _ impl, s Store) {
+	ctx := t.Context()
+	sess, _ := s.CreateSession(ctx, SessionMeta{})
+	a := newFake("one")
+	m, res := toolCall("t", "glob")
+	a.prompt("first", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
+		call{resp: llm.AssistantText("done"), stop: llm.StopEndTurn, usage: usage(1, 1, 0, 0)})
+	a.prompt("second", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
+		call{resp: llm.AssistantText("again"), stop: llm.StopEndTurn, usage: usage(1, 1, 0, 0)})
+	feed(t, s, sess.ID, a.ev)
+
+	d, err := s.LoadSession(ctx, sess.ID)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Loops) != 2 || d.Loops[0].ID != "one" || d.Loops[0].PreviousLoopID != "" || d.Loops[1].ID != "one-p2" || d.Loops[1].PreviousLoopID != "one" {
+		t.Fatalf("loops %+v; want one, then one-p2 continuing it", d.Loops)
+	}
+	var turns []string
+	for _, tr := range d.Turns {
+		turns = append(turns, fmt.Sprintf("%s:%d:%s", tr.LoopID, tr.Index, tr.TriggeredBy))
+	}
+	if got, want := strings.Join(turns, " "), "one:0:user one:1:continuation one-p2:0:user one-p2:1:continuation"; got != want {
+		t.Errorf("turns %s; want %s", got, want)
+	}
+	var seqs []string
+	for _, p := range d.Messages {
+		seqs = append(seqs, fmt.Sprintf("%s#%d.%d", p.LoopID, p.Seq, p.Part))
+	}
+	if got, want := strings.Join(seqs, " "), "one#0.0 one#1.0 one#2.0 one#3.0 one-p2#4.0 one-p2#5.0 one-p2#6.0 one-p2#7.0"; got != want {
+		t.Errorf("message positions %s; want %s (going on across loops)", got, want)
+	}
+	h, err := s.History(ctx, "one-p")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "history of the second loop", h, a.hist)
+	h, _ = s.History(ctx, "one")
+	jsonEq(t, "history of the first loop", h, a.hist[:4])
+	r, err := s.ReadLoop(ctx, "one-p2")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(r.Before) != 1 || r.Before[0].ID != "one" || len(r.Before[0].Turns) != 2 || len(r.Before[0].Messages) != 4 ||
+		len(r.Turns) != 2 || len(r.Messages) != 4 || r.ConversationID() != "one" || len(r.Parts()) != 8 {
+		t.Errorf("read loop one-p2: %+v", r)
+	}
+	for loop, want := range map[string]int{"one": 2, "one-p2": 2} {
+		if n, err := s.NextTurnIndex(ctx, loop); err != nil || n != want {
+			t.Errorf("next turn index of %s: %d %v; want %d", loop, n, err, want)
+		}
+	}
+
+	// A loop continues only a stored loop of its own session; a refused
+	// step stores nothing.
+	other, _ := s.CreateSession(ctx, SessionMeta{})
+	for name, c := range map[string]struct {
+		sid, prev string
+		notFound  bool
+	}{
+		"unknown previous loop":   {sess.ID, "nosuch", true},
+		"previous of another one": {other.ID, "one", false},
+	} {
+		st := Step{SessionID: c.sid, LoopID: "x-" + c.sid, Loop: &Loop{Trigger: event.TriggerUser, PreviousLoopID: c.prev},
+			InsertTurn: &Turn{LoopID: "x-" + c.sid, Status: TurnInProgress}}
+		err := s.WriteStep(ctx, st)
+		if err == nil || !strings.Contains(err.Error(), c.prev) || errors.Is(err, ErrNotFound) != c.notFound {
+			t.Errorf("%s: %v", name, err)
+		}
+		if _, err := s.ReadLoop(ctx, "x-"+c.sid); !errors.Is(err, ErrNotFound) {
+			t.Errorf("%s: the refused step stored its loop: %v", name, err)
+		}
+	}
 }

@@ -17,7 +17,10 @@ import (
 // also records, after each event, the history a crash-safe recorder must have
 // on disk once it has seen that event (snap).
 type fakeAgent struct {
-	loopID  string
+	loopID  string   // the current loop: a new one per prompt after one that ran a turn
+	loops   []string // every loop the agent ran, in order
+	prev    string   // the loop loopID continues
+	base    string   // the first loop's id; later ones are "<base>-p<n>"
 	hist    []llm.Message
 	turns   int
 	corrs   int
@@ -38,7 +41,7 @@ type call struct {
 }
 
 func newFake(loopID string) *fakeAgent {
-	return &fakeAgent{loopID: loopID, clock: time.Now().UTC().Add(time.Hour).Truncate(time.Second)}
+	return &fakeAgent{loopID: loopID, base: loopID, clock: time.Now().UTC().Add(time.Hour).Truncate(time.Second)}
 }
 
 func (a *fakeAgent) root() *fakeAgent {
@@ -79,8 +82,16 @@ func (a *fakeAgent) appendUser(blocks ...llm.Block) llm.Message {
 	return llm.Message{Role: llm.RoleUser, Content: slices.Clone(blocks)}
 }
 
-// prompt plays one user turn through calls, as agent.Prompt does.
+// prompt plays one user turn through calls, as agent.Prompt does: in a new
+// loop (turns from 0) continuing the previous one, unless the current loop
+// has not run a turn yet.
 func (a *fakeAgent) prompt(text string, trigger event.Trigger, calls ...call) {
+	if a.turns > 0 {
+		a.prev, a.loopID, a.turns = a.loopID, fmt.Sprintf("%s-p%d", a.base, len(a.loops)+1), 0
+	}
+	if len(calls) > 0 {
+		a.loops = append(a.loops, a.loopID)
+	}
 	a.corrs++
 	corr := fmt.Sprintf("%s-corr-%d", a.loopID, a.corrs)
 	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
@@ -88,7 +99,11 @@ func (a *fakeAgent) prompt(text string, trigger event.Trigger, calls ...call) {
 	for _, c := range calls {
 		id := &event.TurnID{LoopID: a.loopID, Index: a.turns}
 		a.turns++
-		a.emit(event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: id, Trigger: trigger})
+		ts := event.Event{Kind: event.TurnStart, CorrelationID: corr, Turn: id, Trigger: trigger}
+		if id.Index == 0 {
+			ts.PreviousLoopID = a.prev
+		}
+		a.emit(ts)
 		for i := range input {
 			a.emit(event.Event{Kind: event.MessageStart, CorrelationID: corr, Turn: id, Message: &llm.Message{Role: input[i].Role}})
 			a.emit(event.Event{Kind: event.MessageEnd, CorrelationID: corr, Turn: id, Message: &input[i]})

@@ -226,11 +226,37 @@ func (m *Memory) ReadLoop(ctx context.Context, loopID string) (*LoopRecord, erro
 	if l == nil {
 		return nil, fmt.Errorf("session: read loop %s: %w", loopID, ErrNotFound)
 	}
-	msgs, err := l.messages()
+	r, err := m.record(l)
 	if err != nil {
 		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
 	}
-	return &LoopRecord{Loop: l.Loop, Turns: l.turnList(), Messages: msgs}, nil
+	return r, nil
+}
+
+// record returns l's LoopRecord with the loops it continues (recordOf). The
+// caller holds m.mu.
+func (m *Memory) record(l *memLoop) (*LoopRecord, error) {
+	loops := map[string]Loop{}
+	for _, x := range m.loops {
+		if x.SessionID == l.SessionID {
+			loops[x.ID] = x.Loop
+		}
+	}
+	chain, err := chainOf(loops, l.ID)
+	if err != nil {
+		return nil, err
+	}
+	var turns []Turn
+	var parts []Message
+	for _, c := range chain {
+		x := m.loops[c.id]
+		msgs, err := x.messages()
+		if err != nil {
+			return nil, err
+		}
+		turns, parts = append(turns, x.turnList()...), append(parts, msgs...)
+	}
+	return recordOf(chain, loops, turns, parts), nil
 }
 
 // History implements Store.
@@ -241,11 +267,11 @@ func (m *Memory) History(ctx context.Context, loopID string) ([]llm.Message, err
 	if err != nil {
 		return nil, err
 	}
-	parts, err := l.messages()
+	r, err := m.record(l)
 	if err != nil {
 		return nil, fmt.Errorf("session: history of loop %s: %w", l.ID, err)
 	}
-	return historyOf(parts), nil
+	return historyOf(r.Parts()), nil
 }
 
 // Pending implements Store.
@@ -299,7 +325,7 @@ func (m *Memory) NextTurnIndex(ctx context.Context, loopID string) (int, error) 
 	if err != nil {
 		return 0, err
 	}
-	n := l.BranchedFromTurn
+	n := -1
 	for i := range l.turns {
 		n = max(n, i)
 	}

@@ -70,7 +70,8 @@ func (m *Memory) WriteStep(ctx context.Context, st Step) error {
 	}
 	l := m.loops[st.LoopID]
 	if l == nil && st.Loop != nil {
-		l = m.addLoop(Loop{ID: st.LoopID, SessionID: st.SessionID, BranchedFromTurn: -1, Trigger: st.Loop.Trigger, CreatedAt: st.Loop.CreatedAt})
+		l = m.addLoop(Loop{ID: st.LoopID, SessionID: st.SessionID, PreviousLoopID: st.Loop.PreviousLoopID, BranchedFromTurn: -1,
+			Trigger: st.Loop.Trigger, CreatedAt: st.Loop.CreatedAt})
 	}
 	if t := st.InsertTurn; t != nil {
 		tr := *t
@@ -111,6 +112,14 @@ func (m *Memory) checkStep(st Step) (map[partKey]memPart, error) {
 		return nil, fmt.Errorf("loop %s belongs to session %s", st.LoopID, l.SessionID)
 	case l == nil && st.Loop == nil && (st.InsertTurn != nil || st.UpdateTurn != nil || len(st.Insert)+len(st.Replace) > 0):
 		return nil, fmt.Errorf("loop %s: %w", st.LoopID, ErrNotFound)
+	}
+	if p := st.Loop; l == nil && p != nil && p.PreviousLoopID != "" {
+		switch prev := m.loops[p.PreviousLoopID]; {
+		case prev == nil:
+			return nil, fmt.Errorf("loop %s: previous loop %s: %w", st.LoopID, p.PreviousLoopID, ErrNotFound)
+		case prev.SessionID != st.SessionID:
+			return nil, fmt.Errorf("loop %s: previous loop %s belongs to session %s", st.LoopID, p.PreviousLoopID, prev.SessionID)
+		}
 	}
 	stored := func(k partKey) bool { return false }
 	if l != nil {
@@ -160,7 +169,7 @@ func (m *Memory) checkStep(st Step) (map[partKey]memPart, error) {
 	return parts, nil
 }
 
-// Branch implements Store.
+// Branch implements Store: it adds the loop; nothing is copied.
 func (m *Memory) Branch(ctx context.Context, sessionID, loopID string, turnIndex int, newLoopID string) error {
 	if newLoopID == "" {
 		return fmt.Errorf("session: branch loop %s: new loop id is empty", loopID)
@@ -182,20 +191,15 @@ func (m *Memory) Branch(ctx context.Context, sessionID, loopID string, turnIndex
 	if from.SessionID != sid {
 		return fmt.Errorf("session: branch: loop %s belongs to session %s, not %s: %w", lid, from.SessionID, sid, ErrNotFound)
 	}
-	if err := checkBranchPoint(lid, turnIndex, from.turns[turnIndex].Status, from.BranchedFromTurn); err != nil {
+	if err := checkBranchPoint(lid, turnIndex, from.turns[turnIndex].Status, copiedUpTo(from.Loop)); err != nil {
 		return err
 	}
 	if _, ok := m.loops[newLoopID]; ok {
 		return fmt.Errorf("session: branch loop %s into %s: the id is taken", lid, newLoopID)
 	}
 	now := time.Now()
-	l := m.addLoop(Loop{ID: newLoopID, SessionID: sid, BranchedFromLoop: lid, BranchedFromTurn: turnIndex,
+	m.addLoop(Loop{ID: newLoopID, SessionID: sid, PreviousLoopID: lid, BranchedFromLoop: lid, BranchedFromTurn: turnIndex,
 		Trigger: event.TriggerBranch, CreatedAt: now})
-	for k, p := range from.parts {
-		if p.turn <= turnIndex {
-			l.parts[k] = p
-		}
-	}
 	m.sessions[sid].touch(now)
 	return nil
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"sync"
 	"time"
 
@@ -55,7 +56,8 @@ type Recorder struct {
 // can place a new message (or merge it into the last user message) without
 // reading the store, plus the turn in progress.
 type loopState struct {
-	ensured bool // the loop is stored and belongs to the session
+	ensured bool   // the loop is stored and belongs to the session
+	prev    string // the loop a new loop continues (event.Event.PreviousLoopID), stored with it
 	tail
 	turn *turnState
 }
@@ -142,7 +144,7 @@ func (r *Recorder) observe(ctx context.Context, e event.Event) error {
 	if e.Turn == nil || e.Turn.LoopID == "" {
 		return errors.New("event has no turn id")
 	}
-	ls, err := r.loop(ctx, e.Turn.LoopID)
+	ls, err := r.loop(ctx, e)
 	if err != nil {
 		return err
 	}
@@ -187,15 +189,34 @@ func (r *Recorder) observe(ctx context.Context, e event.Event) error {
 	}
 }
 
-// loop returns the state of loopID, reading the tail of its stored history the
-// first time.
-func (r *Recorder) loop(ctx context.Context, loopID string) (*loopState, error) {
+// loop returns the state of e's loop, reading the tail of its stored
+// history the first time. A loop not stored yet whose first turn_start names
+// the loop it continues (PreviousLoopID: the previous prompt's loop) starts
+// where that loop's history ends, so message positions go on across loops.
+func (r *Recorder) loop(ctx context.Context, e event.Event) (*loopState, error) {
+	loopID := e.Turn.LoopID
 	if ls, ok := r.loops[loopID]; ok {
 		return ls, nil
 	}
 	ls := &loopState{}
-	if err := ls.tail.load(ctx, r.store, loopID); err != nil {
+	rec, err := r.store.ReadLoop(ctx, loopID)
+	switch {
+	case err == nil:
+		ls.tail.fill(rec.Parts())
+	case !errors.Is(err, ErrNotFound):
 		return nil, err
+	case e.Kind == event.TurnStart && e.PreviousLoopID != "":
+		ls.prev = e.PreviousLoopID
+		if p, ok := r.loops[ls.prev]; ok {
+			ls.tail = p.tail
+			ls.tail.last = slices.Clip(ls.tail.last)
+			break
+		}
+		prev, err := r.store.ReadLoop(ctx, ls.prev)
+		if err != nil {
+			return nil, fmt.Errorf("loop %s continues loop %s: %w", loopID, ls.prev, err)
+		}
+		ls.tail.fill(prev.Parts())
 	}
 	r.loops[loopID] = ls
 	return ls, nil
@@ -210,21 +231,17 @@ func readLoop(ctx context.Context, w Writer, loopID string) (*LoopRecord, error)
 	return rec, err
 }
 
-// load sets tl to the end of loopID's stored history.
-func (tl *tail) load(ctx context.Context, w Writer, loopID string) error {
-	rec, err := readLoop(ctx, w, loopID)
-	if err != nil {
-		return err
-	}
+// fill sets tl to the end of the history whose parts (by Seq, then Part)
+// are given.
+func (tl *tail) fill(parts []Message) {
 	*tl = tail{}
-	for _, m := range rec.Messages {
+	for _, m := range parts {
 		if m.Seq+1 != tl.nextSeq {
 			*tl = tail{nextSeq: m.Seq + 1, lastRole: m.Role}
 		}
 		tl.lastParts++
 		tl.last = append(tl.last, m.Content...)
 	}
-	return nil
 }
 
 // turn returns the in-memory turn e belongs to, or rebuilds an in-progress

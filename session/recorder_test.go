@@ -2,6 +2,7 @@ package session
 
 import (
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -24,11 +25,21 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 	a := mainScript("loop1")
 	feed(t, s, sess.ID, a.ev)
 
-	h, err := s.History(ctx, "loop1")
+	// A loop per user prompt (docs/turn.md, rule 2: "turn_index — Zero-based
+	// index within the current loop (0 = first turn after AgentStart)"): the
+	// four prompts are four loops, chained, and the last one's history is the
+	// whole conversation.
+	if want := []string{"loop1", "loop1-p2", "loop1-p3", "loop1-p4"}; strings.Join(a.loops, " ") != strings.Join(want, " ") {
+		t.Fatalf("fake loops %q; want %q", a.loops, want)
+	}
+	h, err := s.History(ctx, a.loopID)
 	if err != nil {
 		t.Fatal(err)
 	}
 	jsonEq(t, "history", h, a.hist)
+	if h1, _ := s.History(ctx, "loop1"); len(h1) != 6 {
+		t.Errorf("history of the first loop: %d messages, want the first prompt's 6", len(h1))
+	}
 	if len(h) != 10 {
 		t.Fatalf("history has %d messages, want 10", len(h))
 	}
@@ -42,25 +53,38 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.Title != "what is here?" || d.Cwd != "/w" || len(d.Loops) != 1 || d.Loops[0].Trigger != event.TriggerUser {
-		t.Errorf("session detail: %+v", d.Session)
+	if d.Title != "what is here?" || d.Cwd != "/w" || len(d.Loops) != 4 {
+		t.Errorf("session detail: %+v, %d loops", d.Session, len(d.Loops))
+	}
+	for i, l := range d.Loops {
+		prev := ""
+		if i > 0 {
+			prev = a.loops[i-1]
+		}
+		if l.ID != a.loops[i] || l.PreviousLoopID != prev || l.Trigger != event.TriggerUser || l.BranchedFromLoop != "" {
+			t.Errorf("loop %d: %+v; want %s after %q", i, l, a.loops[i], prev)
+		}
 	}
 	// Check each turn against its turn_start / turn_end events.
-	starts, ends := map[int]event.Event{}, map[int]event.Event{}
+	starts, ends := map[event.TurnID]event.Event{}, map[event.TurnID]event.Event{}
 	for _, e := range a.ev {
 		switch e.Kind {
 		case event.TurnStart:
-			starts[e.Turn.Index] = e
+			starts[*e.Turn] = e
 		case event.TurnEnd:
-			ends[e.Turn.Index] = e
+			ends[*e.Turn] = e
 		}
 	}
-	if len(d.Turns) != 6 {
-		t.Fatalf("%d turns recorded, want 6", len(d.Turns))
+	var ids []string
+	for _, tr := range d.Turns {
+		ids = append(ids, fmt.Sprintf("%s:%d", tr.LoopID, tr.Index))
+	}
+	if got, want := strings.Join(ids, " "), "loop1:0 loop1:1 loop1:2 loop1-p2:0 loop1-p3:0 loop1-p4:0"; got != want {
+		t.Fatalf("turns recorded %s; want %s", got, want)
 	}
 	var sum llm.Usage
 	for _, tr := range d.Turns {
-		st, en := starts[tr.Index], ends[tr.Index]
+		st, en := starts[event.TurnID{LoopID: tr.LoopID, Index: tr.Index}], ends[event.TurnID{LoopID: tr.LoopID, Index: tr.Index}]
 		if tr.TriggeredBy != st.Trigger || tr.CorrelationID != st.CorrelationID || !tr.StartedAt.Equal(st.Time) || !tr.EndedAt.Equal(en.Time) {
 			t.Errorf("turn %d header %+v does not match events %+v / %+v", tr.Index, tr, st, en)
 		}
@@ -96,11 +120,14 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 	if len(list) != 1 || list[0].Turns != 6 || list[0].Usage != sum || list[0].Usage.CacheRead != 740 || list[0].Usage.CacheWrite != 55 {
 		t.Errorf("summary %+v, want 6 turns and usage %+v", list, sum)
 	}
-	if p, err := s.Pending(ctx, "loop1"); err != nil || p != nil {
+	if p, err := s.Pending(ctx, a.loopID); err != nil || p != nil {
 		t.Errorf("pending after a finished session: %v %v", p, err)
 	}
-	if n, err := s.NextTurnIndex(ctx, "loop1"); err != nil || n != 6 {
-		t.Errorf("next turn index %d %v", n, err)
+	if n, err := s.NextTurnIndex(ctx, "loop1"); err != nil || n != 3 {
+		t.Errorf("next turn index of the first loop %d %v; want 3", n, err)
+	}
+	if n, err := s.NextTurnIndex(ctx, a.loopID); err != nil || n != 1 {
+		t.Errorf("next turn index of the last loop %d %v; want 1", n, err)
 	}
 }
 
@@ -122,7 +149,11 @@ func testRecorderCrashAtEveryEvent(t *testing.T, im impl, s Store) {
 		}
 		feed(t, s, sess.ID, a.ev[:k])
 		s2 := im.crash(t, s)
-		h, err := s2.History(ctx, "loopc")
+		latest, err := s2.LatestLoop(ctx, sess.ID)
+		var h []llm.Message
+		if err == nil {
+			h, err = s2.History(ctx, latest)
+		}
 		if errors.Is(err, ErrNotFound) {
 			h, err = nil, nil
 		}

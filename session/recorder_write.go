@@ -138,7 +138,7 @@ func (r *Recorder) openTurn(ls *loopState, tl *tail, e event.Event, status TurnS
 	t := ls.turn
 	st := r.step(e, t.inputs)
 	if !ls.ensured {
-		st.Loop = &Loop{ID: st.LoopID, SessionID: r.sessionID, BranchedFromTurn: -1, Trigger: t.trigger, CreatedAt: t.started}
+		st.Loop = &Loop{ID: st.LoopID, SessionID: r.sessionID, PreviousLoopID: ls.prev, BranchedFromTurn: -1, Trigger: t.trigger, CreatedAt: t.started}
 	}
 	var ended time.Time
 	var usage llm.Usage

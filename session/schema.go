@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package reads and writes, kept in
 // the database's PRAGMA user_version. Open migrates older files up to it and
 // refuses newer ones.
-const SchemaVersion = 2
+const SchemaVersion = 3
 
 // migrations[v] migrates a database at version v to version v+1, inside the
 // transaction Open holds. Append to it (never edit a released step) and bump
@@ -17,6 +17,7 @@ const SchemaVersion = 2
 var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate0to1,
 	migrate1to2,
+	migrate2to3,
 }
 
 // migrate brings db to SchemaVersion in one immediate transaction, so that two
@@ -139,5 +140,16 @@ CREATE TABLE leases (
 );
 `
 	_, err := tx.ExecContext(ctx, ddl)
+	return err
+}
+
+// migrate2to3 chains loops: a loop per user prompt (docs/turn.md, rule 2),
+// each continuing the loop of the conversation's previous prompt, or the
+// loop a branch was taken from (Loop.PreviousLoopID). Loops stored before
+// keep a NULL previous_loop_id: their history is all their own, as version
+// 2 stored it (one loop per session; a branch holding a copy of its
+// history), so nothing is rewritten and nothing is lost.
+func migrate2to3(ctx context.Context, tx *sql.Tx) error {
+	_, err := tx.ExecContext(ctx, `ALTER TABLE loops ADD COLUMN previous_loop_id TEXT REFERENCES loops(id) ON DELETE SET NULL`)
 	return err
 }

@@ -110,8 +110,9 @@ func loadDetail(ctx context.Context, q queryer, id string) (*SessionDetail, erro
 
 // queryLoops reads the loops (alias l) matching where, by creation.
 func queryLoops(ctx context.Context, q queryer, where string, args ...any) ([]Loop, error) {
-	rows, err := q.QueryContext(ctx, `SELECT id, session_id, coalesce(parent_loop_id, ''), coalesce(branched_from_loop, ''),
-		coalesce(branched_from_turn, -1), trigger, created_at FROM loops l WHERE `+where+` ORDER BY created_at, rowid`, args...)
+	rows, err := q.QueryContext(ctx, `SELECT id, session_id, coalesce(parent_loop_id, ''), coalesce(previous_loop_id, ''),
+		coalesce(branched_from_loop, ''), coalesce(branched_from_turn, -1), trigger, created_at
+		FROM loops l WHERE `+where+` ORDER BY created_at, rowid`, args...)
 	if err != nil {
 		return nil, err
 	}
@@ -120,7 +121,8 @@ func queryLoops(ctx context.Context, q queryer, where string, args ...any) ([]Lo
 	for rows.Next() {
 		var l Loop
 		var created int64
-		if err := rows.Scan(&l.ID, &l.SessionID, &l.ParentLoopID, &l.BranchedFromLoop, &l.BranchedFromTurn, &l.Trigger, &created); err != nil {
+		if err := rows.Scan(&l.ID, &l.SessionID, &l.ParentLoopID, &l.PreviousLoopID, &l.BranchedFromLoop, &l.BranchedFromTurn,
+			&l.Trigger, &created); err != nil {
 			return nil, err
 		}
 		l.CreatedAt = fromMS(created)
@@ -182,58 +184,79 @@ func queryMessages(ctx context.Context, q queryer, where string, args ...any) ([
 
 // ReadLoop implements Writer.
 func (s *SQLite) ReadLoop(ctx context.Context, loopID string) (*LoopRecord, error) {
-	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
+	r, err := s.readChain(ctx, loopID, false)
 	if err != nil {
-		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
-	}
-	defer tx.Rollback()
-	loops, err := queryLoops(ctx, tx, `l.id = ?`, loopID)
-	if err != nil {
-		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
-	}
-	if len(loops) == 0 {
-		return nil, fmt.Errorf("session: read loop %s: %w", loopID, ErrNotFound)
-	}
-	r := &LoopRecord{Loop: loops[0]}
-	if r.Turns, err = queryTurns(ctx, tx, `l.id = ?`, loopID); err != nil {
-		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
-	}
-	if r.Messages, err = queryMessages(ctx, tx, `l.id = ?`, loopID); err != nil {
 		return nil, fmt.Errorf("session: read loop %s: %w", loopID, err)
 	}
 	return r, nil
 }
 
-// History implements Store.
-func (s *SQLite) History(ctx context.Context, loopID string) ([]llm.Message, error) {
-	parts, err := s.loopParts(ctx, "history", loopID)
+// readChain reads loop loopID (a unique prefix when prefix is set) with the
+// loops it continues, in one read transaction (one snapshot: never half a
+// Step): the loops, turns and parts of its session, arranged by recordOf.
+func (s *SQLite) readChain(ctx context.Context, loopID string, prefix bool) (*LoopRecord, error) {
+	tx, err := s.db.BeginTx(ctx, &sql.TxOptions{ReadOnly: true})
 	if err != nil {
 		return nil, err
 	}
-	return historyOf(parts), nil
+	defer tx.Rollback()
+	full := loopID
+	if prefix {
+		if full, err = resolve(ctx, tx, "loops", "loop", loopID); err != nil {
+			return nil, err
+		}
+	}
+	var sid string
+	err = tx.QueryRowContext(ctx, `SELECT session_id FROM loops WHERE id = ?`, full).Scan(&sid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, fmt.Errorf("loop %s: %w", full, ErrNotFound)
+	}
+	if err != nil {
+		return nil, err
+	}
+	ls, err := queryLoops(ctx, tx, `l.session_id = ?`, sid)
+	if err != nil {
+		return nil, err
+	}
+	loops := map[string]Loop{}
+	for _, l := range ls {
+		loops[l.ID] = l
+	}
+	chain, err := chainOf(loops, full)
+	if err != nil {
+		return nil, err
+	}
+	where, args := `l.id = ?`, []any{full}
+	if len(chain) > 1 {
+		where, args = `l.session_id = ?`, []any{sid}
+	}
+	turns, err := queryTurns(ctx, tx, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	parts, err := queryMessages(ctx, tx, where, args...)
+	if err != nil {
+		return nil, err
+	}
+	return recordOf(chain, loops, turns, parts), nil
+}
+
+// History implements Store.
+func (s *SQLite) History(ctx context.Context, loopID string) ([]llm.Message, error) {
+	r, err := s.readChain(ctx, loopID, true)
+	if err != nil {
+		return nil, fmt.Errorf("session: history: %w", err)
+	}
+	return historyOf(r.Parts()), nil
 }
 
 // Pending implements Store.
 func (s *SQLite) Pending(ctx context.Context, loopID string) ([]llm.Block, error) {
-	parts, err := s.loopParts(ctx, "pending tool calls", loopID)
+	r, err := s.readChain(ctx, loopID, true)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("session: pending tool calls: %w", err)
 	}
-	return pendingOf(historyOf(parts)), nil
-}
-
-// loopParts resolves loopID and reads its message parts in one statement (one
-// snapshot: never half a Step); errors start with "session: <what>".
-func (s *SQLite) loopParts(ctx context.Context, what, loopID string) ([]Message, error) {
-	full, err := resolve(ctx, s.db, "loops", "loop", loopID)
-	if err != nil {
-		return nil, fmt.Errorf("session: %s: %w", what, err)
-	}
-	parts, err := queryMessages(ctx, s.db, `l.id = ?`, full)
-	if err != nil {
-		return nil, fmt.Errorf("session: %s of loop %s: %w", what, full, err)
-	}
-	return parts, nil
+	return pendingOf(historyOf(r.Parts())), nil
 }
 
 // LatestLoop implements Store.
@@ -265,8 +288,7 @@ func (s *SQLite) NextTurnIndex(ctx context.Context, loopID string) (int, error) 
 	var n int
 	err = s.db.QueryRowContext(ctx, `SELECT max(
 			coalesce((SELECT max(turn_index) FROM turns WHERE loop_id = ?1), -1),
-			coalesce((SELECT max(turn_index) FROM messages WHERE loop_id = ?1), -1),
-			coalesce((SELECT branched_from_turn FROM loops WHERE id = ?1), -1)) + 1`, full).Scan(&n)
+			coalesce((SELECT max(turn_index) FROM messages WHERE loop_id = ?1), -1)) + 1`, full).Scan(&n)
 	if err != nil {
 		return 0, fmt.Errorf("session: next turn index of loop %s: %w", full, err)
 	}

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
 )
 
 func pragma(t *testing.T, db *sql.DB, name string) string {
@@ -143,20 +145,7 @@ func TestDefaultPath(t *testing.T) {
 // write path continues it: a resume completes the cut-off turn in place,
 // under a writer lease (the leases table the migration added).
 func TestOpenReadsSchema1Database(t *testing.T) {
-	dump, err := os.ReadFile("testdata/schema1.sql")
-	if err != nil {
-		t.Fatal(err)
-	}
-	path := filepath.Join(t.TempDir(), "old.db")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := raw.Exec(string(dump)); err != nil {
-		t.Fatalf("load the version-1 dump: %v", err)
-	}
-	raw.Close()
-	s := openPath(t, path)
+	s := openPath(t, loadDump(t, "schema1.sql"))
 	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
 		t.Errorf("user_version %s", v)
 	}
@@ -225,5 +214,126 @@ func TestOpenReadsSchema1Database(t *testing.T) {
 	jsonEq(t, "history after the resumed turn", h, c.snap[cut+len(rest)+1])
 	if d, _ := s.LoadSession(ctx, "5e551011b"); d.Turns[0].Status != TurnCompleted || d.Turns[0].Usage != usage(100, 20, 0, 50) {
 		t.Errorf("resumed turn %+v", d.Turns[0])
+	}
+}
+
+// loadDump writes the sqlite3 .dump at testdata/name into a new database file
+// and returns its path.
+func loadDump(t *testing.T, name string) string {
+	t.Helper()
+	dump, err := os.ReadFile(filepath.Join("testdata", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	path := filepath.Join(t.TempDir(), "old.db")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if _, err := raw.Exec(string(dump)); err != nil {
+		t.Fatalf("load %s: %v", name, err)
+	}
+	return path
+}
+
+// rowCounts returns the number of rows of each table of the session schema.
+func rowCounts(t *testing.T, db *sql.DB) string {
+	t.Helper()
+	var out []string
+	for _, table := range []string{"sessions", "loops", "turns", "messages", "leases"} {
+		var n int
+		if err := db.QueryRow("SELECT count(*) FROM " + table).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, fmt.Sprintf("%s=%d", table, n))
+	}
+	return strings.Join(out, " ")
+}
+
+// A database the version-2 store and recorder wrote (testdata/schema2.sql:
+// a whole session in one loop, turns 0-5; a branch holding a copy of its
+// history; a crash with a pending call; a sub-agent loop) migrates to version
+// 3 in place, losing nothing: every row stays, every old loop reads as
+// before (its history all its own). The next prompt of the resumed session
+// is a new loop continuing the old one at turn index 0 (docs/turn.md, rule
+// 2: "turn_index — Zero-based index within the current loop (0 = first turn
+// after AgentStart)"), with the whole conversation as its history and its
+// message positions after the old ones.
+func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
+	path := loadDump(t, "schema2.sql")
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if v := pragma(t, raw, "user_version"); v != "2" {
+		t.Fatalf("fixture at version %s; want 2", v)
+	}
+	before := rowCounts(t, raw)
+	s := openPath(t, path)
+	if v := pragma(t, s.db, "user_version"); v != "3" || SchemaVersion != 3 {
+		t.Errorf("user_version %s after the migration; want 3", v)
+	}
+	if after := rowCounts(t, s.db); after != before {
+		t.Errorf("the migration changed the rows: %s; before %s", after, before)
+	}
+	var prev sql.NullString
+	if err := s.db.QueryRow(`SELECT previous_loop_id FROM loops WHERE id = 'main0000loop0001'`).Scan(&prev); err != nil || prev.Valid {
+		t.Fatalf("previous_loop_id of an old loop: %v %v; want NULL", prev, err)
+	}
+	ctx := t.Context()
+	a := mainScript("main0000loop0001") // its v2 events: four prompts in one loop
+	a.loopID, a.turns = "main0000loop0001", 6
+	h, err := s.History(ctx, "main0000loop0001")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old := cloneMsgs(a.hist)
+	jsonEq(t, "history of the old loop", h, old)
+	branch := cloneMsgs(old[:9])
+	branch[8].Content = append(branch[8].Content[:2], llm.TextBlock("other way"))
+	branch = append(branch, llm.AssistantText("fine"))
+	h, _ = s.History(ctx, "branch00")
+	jsonEq(t, "history of the old branch", h, branch)
+	for loop, want := range map[string]int{"main0000loop0001": 6, "branch00loop0002": 6, "crash000loop0003": 1} {
+		if n, err := s.NextTurnIndex(ctx, loop); err != nil || n != want {
+			t.Errorf("next turn index of old loop %s: %d %v; want %d", loop, n, err, want)
+		}
+	}
+	if p, err := s.Pending(ctx, "crash000"); err != nil || len(p) != 1 || p[0].ID != "t0-2" {
+		t.Errorf("pending in the old crashed loop %+v %v; want t0-2", p, err)
+	}
+	d, err := s.LoadSession(ctx, "5e552022cccc0003")
+	if err != nil || len(d.Loops) != 2 || d.Loops[1].ParentLoopID != "parent00loop0004" || d.Loops[1].PreviousLoopID != "" {
+		t.Fatalf("sub-agent session %+v %v", d, err)
+	}
+	if l, _ := s.LatestLoop(ctx, "5e552022cccc0003"); l != "parent00loop0004" {
+		t.Errorf("latest loop of the sub-agent session %s", l)
+	}
+	// An old branch may still be branched at a turn it copied.
+	if err := s.Branch(ctx, "5e552022aaaa0001", "branch00", 2, "newbranch"); err != nil {
+		t.Fatal(err)
+	}
+	h, _ = s.History(ctx, "newbranch")
+	jsonEq(t, "branch of the old branch at a copied turn", h, old[:6])
+
+	// Resume session 1 and prompt: a new loop at index 0 after the old one.
+	next := newFake("newloop0")
+	next.hist, next.prev, next.clock = cloneMsgs(old), "main0000loop0001", a.clock.Add(time.Hour)
+	next.prompt("and then?", event.TriggerUser, call{resp: llm.AssistantText("then this"), stop: llm.StopEndTurn, usage: usage(1, 1, 0, 0)})
+	feed(t, s, "5e552022aaaa0001", next.ev)
+	h, _ = s.History(ctx, "newloop0")
+	jsonEq(t, "history of the new loop", h, next.hist)
+	if latest, _ := s.LatestLoop(ctx, "5e552022aaaa0001"); latest != "newloop0" {
+		t.Errorf("latest loop %s; want newloop0", latest)
+	}
+	r, err := s.ReadLoop(ctx, "newloop0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r.PreviousLoopID != "main0000loop0001" || len(r.Turns) != 1 || r.Turns[0].Index != 0 || r.Turns[0].TriggeredBy != event.TriggerUser ||
+		len(r.Messages) != 2 || r.Messages[0].Seq != 10 || r.Messages[1].Seq != 11 || r.ConversationID() != "main0000loop0001" {
+		t.Errorf("new loop %+v", r)
 	}
 }

@@ -1,6 +1,7 @@
 package session
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"errors"
@@ -41,8 +42,21 @@ func applyStep(ctx context.Context, tx *sql.Tx, st Step) error {
 		return fmt.Errorf("session %s: %w", st.SessionID, ErrNotFound)
 	}
 	if l := st.Loop; l != nil {
-		if _, err := tx.ExecContext(ctx, `INSERT INTO loops (id, session_id, trigger, created_at) VALUES (?, ?, ?, ?)
-			ON CONFLICT (id) DO NOTHING`, st.LoopID, st.SessionID, string(l.Trigger), ms(l.CreatedAt)); err != nil {
+		if p := l.PreviousLoopID; p != "" {
+			var owner string
+			err := tx.QueryRowContext(ctx, `SELECT session_id FROM loops WHERE id = ?`, p).Scan(&owner)
+			if errors.Is(err, sql.ErrNoRows) {
+				return fmt.Errorf("loop %s: previous loop %s: %w", st.LoopID, p, ErrNotFound)
+			}
+			if err != nil {
+				return fmt.Errorf("loop %s: previous loop %s: %w", st.LoopID, p, err)
+			}
+			if owner != st.SessionID {
+				return fmt.Errorf("loop %s: previous loop %s belongs to session %s", st.LoopID, p, owner)
+			}
+		}
+		if _, err := tx.ExecContext(ctx, `INSERT INTO loops (id, session_id, previous_loop_id, trigger, created_at) VALUES (?, ?, nullif(?, ''), ?, ?)
+			ON CONFLICT (id) DO NOTHING`, st.LoopID, st.SessionID, l.PreviousLoopID, string(l.Trigger), ms(l.CreatedAt)); err != nil {
 			return fmt.Errorf("loop %s: %w", st.LoopID, err)
 		}
 		var owner string
@@ -116,7 +130,7 @@ func applyStep(ctx context.Context, tx *sql.Tx, st Step) error {
 	return nil
 }
 
-// Branch implements Store: one transaction copies the parent's message parts.
+// Branch implements Store: one transaction adds the loop; nothing is copied.
 func (s *SQLite) Branch(ctx context.Context, sessionID, loopID string, turnIndex int, newLoopID string) error {
 	if newLoopID == "" {
 		return fmt.Errorf("session: branch loop %s: new loop id is empty", loopID)
@@ -134,32 +148,25 @@ func (s *SQLite) Branch(ctx context.Context, sessionID, loopID string, turnIndex
 	if err != nil {
 		return fmt.Errorf("session: branch: %w", err)
 	}
-	var owner string
-	var fromTurn int
-	if err := tx.QueryRowContext(ctx, `SELECT session_id, coalesce(branched_from_turn, -1) FROM loops WHERE id = ?`, lid).
-		Scan(&owner, &fromTurn); err != nil {
-		return fmt.Errorf("session: branch loop %s: %w", lid, err)
+	ls, err := queryLoops(ctx, tx, `l.id = ?`, lid)
+	if err != nil || len(ls) != 1 {
+		return fmt.Errorf("session: branch loop %s: %w", lid, cmp.Or(err, ErrNotFound))
 	}
-	if owner != sid {
-		return fmt.Errorf("session: branch: loop %s belongs to session %s, not %s: %w", lid, owner, sid, ErrNotFound)
+	if ls[0].SessionID != sid {
+		return fmt.Errorf("session: branch: loop %s belongs to session %s, not %s: %w", lid, ls[0].SessionID, sid, ErrNotFound)
 	}
 	var status TurnStatus
 	err = tx.QueryRowContext(ctx, `SELECT status FROM turns WHERE loop_id = ? AND turn_index = ?`, lid, turnIndex).Scan(&status)
 	if err != nil && !errors.Is(err, sql.ErrNoRows) {
 		return fmt.Errorf("session: branch loop %s at turn %d: %w", lid, turnIndex, err)
 	}
-	if err := checkBranchPoint(lid, turnIndex, status, fromTurn); err != nil {
+	if err := checkBranchPoint(lid, turnIndex, status, copiedUpTo(ls[0])); err != nil {
 		return err
 	}
 	now := ms(time.Now())
-	if _, err := tx.ExecContext(ctx, `INSERT INTO loops (id, session_id, branched_from_loop, branched_from_turn, trigger, created_at)
-		VALUES (?, ?, ?, ?, ?, ?)`, newLoopID, sid, lid, turnIndex, string(event.TriggerBranch), now); err != nil {
+	if _, err := tx.ExecContext(ctx, `INSERT INTO loops (id, session_id, previous_loop_id, branched_from_loop, branched_from_turn, trigger, created_at)
+		VALUES (?, ?, ?, ?, ?, ?, ?)`, newLoopID, sid, lid, lid, turnIndex, string(event.TriggerBranch), now); err != nil {
 		return fmt.Errorf("session: branch loop %s into %s: %w", lid, newLoopID, err)
-	}
-	if _, err := tx.ExecContext(ctx, `INSERT INTO messages (loop_id, seq, part, turn_index, role, kind, content)
-		SELECT ?, seq, part, turn_index, role, kind, content FROM messages WHERE loop_id = ? AND turn_index <= ?`,
-		newLoopID, lid, turnIndex); err != nil {
-		return fmt.Errorf("session: branch loop %s into %s: copy messages: %w", lid, newLoopID, err)
 	}
 	if _, err := tx.ExecContext(ctx, `UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?`, now, sid); err != nil {
 		return fmt.Errorf("session: branch loop %s into %s: %w", lid, newLoopID, err)

@@ -34,6 +34,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/strata-agent/strata/llm"
@@ -89,35 +90,41 @@ type Store interface {
 	// without such a loop returns an error wrapping ErrNotFound.
 	LatestLoop(ctx context.Context, sessionID string) (string, error)
 
-	// History returns the loop's conversation as agent.Agent.History() held
-	// it after the last stored step: the messages in order, with a user
-	// message the loop merged (tool results followed by the next prompt)
-	// rebuilt from its parts. A loop with no stored message returns an empty,
-	// non-nil history.
+	// History returns the conversation as agent.Agent.History() held it
+	// after the loop's last stored step: the messages of the loops it
+	// continues (its chain of Loop.PreviousLoopID, cut at a branch point),
+	// then its own, in order, with a user message the loop merged (tool
+	// results followed by the next prompt) rebuilt from its parts. A loop
+	// with no message in its whole history returns an empty, non-nil
+	// history.
 	History(ctx context.Context, loopID string) ([]llm.Message, error)
 
-	// Pending returns the tool_use blocks of the loop's last assistant
-	// message that have no stored tool_result yet, in call order: the calls
+	// Pending returns the tool_use blocks of the last assistant message of
+	// the loop's history (see History) that have no stored tool_result yet, in call order: the calls
 	// a crash cut off, which a resume runs before the next model call. It
 	// returns nil when every call has a result or the history has no
 	// assistant message.
 	Pending(ctx context.Context, loopID string) ([]llm.Block, error)
 
 	// NextTurnIndex returns the index the loop's next turn should get: one
-	// past the highest turn index recorded in it or inherited by a branch (0
-	// for an empty loop). A resumed or branched agent continues numbering
-	// from there so turn records never collide.
+	// past the highest turn index recorded in the loop itself (0 for a loop
+	// without turns, such as a new branch: the turns of the loops it
+	// continues are theirs). A resumed agent that finishes the loop's turn a
+	// crash cut off continues numbering from there, so turn records never
+	// collide; its next prompt starts a new loop at index 0.
 	NextTurnIndex(ctx context.Context, loopID string) (int, error)
 
 	// Branch creates loop newLoopID in session sessionID whose history is loop
 	// loopID's history up to and including turn turnIndex's messages (its
-	// input, output and tool results; not a later prompt merged into the same
-	// message). The new loop has trigger "branch" and records where it came
-	// from; its turns should be numbered from turnIndex+1 (see NextTurnIndex).
-	// The branch point must be a completed turn of the loop or a turn the
-	// loop itself inherited from a branch (else an error, wrapping
-	// ErrNotFound for a turn that does not exist). loopID must belong to
-	// sessionID (else ErrNotFound); newLoopID must be a new, non-empty id.
+	// input, output and tool results; not a later message merged into the
+	// same history message). Nothing is copied: the new loop continues
+	// loopID (Loop.PreviousLoopID) cut at that turn, has trigger "branch",
+	// records where it came from, and has no turn yet — its first turn is
+	// index 0 (docs/turn.md, rule 3). The branch point must be a completed
+	// turn of the loop itself (or, in a branch stored before schema version
+	// 3, a turn it copied), else an error, wrapping ErrNotFound for a turn
+	// that does not exist. loopID must belong to sessionID (else
+	// ErrNotFound); newLoopID must be a new, non-empty id.
 	Branch(ctx context.Context, sessionID, loopID string, turnIndex int, newLoopID string) error
 
 	Writer
@@ -176,6 +183,95 @@ type LoopRecord struct {
 	Loop
 	Turns    []Turn    // by turn index
 	Messages []Message // by Seq, then Part
+	// Before are the loops this loop continues, oldest first: its chain of
+	// Loop.PreviousLoopID, each with the turns and message parts the loop's
+	// history takes from it (those up to BranchedFromTurn for the loop a
+	// branch was taken from; their own Before is empty). The loop's history
+	// is the parts of Before, in order, then Messages.
+	Before []LoopRecord
+}
+
+// Parts returns the message parts of the loop's whole history: those of
+// Before, in order, then its own.
+func (r *LoopRecord) Parts() []Message {
+	var out []Message
+	for _, b := range r.Before {
+		out = append(out, b.Messages...)
+	}
+	return append(out, r.Messages...)
+}
+
+// ConversationID returns the id of the first loop of r's chain (Before[0],
+// else r itself): the conversation the loop belongs to, which every loop of
+// a session's prompts shares (agent.Config.ConversationID).
+func (r *LoopRecord) ConversationID() string {
+	if len(r.Before) > 0 {
+		return r.Before[0].ID
+	}
+	return r.ID
+}
+
+// link is one loop of a chain and the last turn index the chain takes from
+// it (cut < 0: every turn).
+type link struct {
+	id  string
+	cut int
+}
+
+// chainOf returns the chain of loop id — the loops it continues, following
+// Loop.PreviousLoopID, oldest first, then id itself with cut -1 — from the
+// session's loops by id. A chain that comes back to a loop is an error.
+func chainOf(loops map[string]Loop, id string) ([]link, error) {
+	out := []link{{id: id, cut: -1}}
+	seen := map[string]bool{id: true}
+	for l := loops[id]; l.PreviousLoopID != ""; l = loops[l.PreviousLoopID] {
+		cut := -1
+		if l.BranchedFromLoop == l.PreviousLoopID {
+			cut = l.BranchedFromTurn
+		}
+		if seen[l.PreviousLoopID] {
+			return nil, fmt.Errorf("loop %s: its chain of previous loops comes back to loop %s", id, l.PreviousLoopID)
+		}
+		seen[l.PreviousLoopID] = true
+		if _, ok := loops[l.PreviousLoopID]; !ok {
+			return nil, fmt.Errorf("loop %s: previous loop %s: %w", l.ID, l.PreviousLoopID, ErrNotFound)
+		}
+		out = append(out, link{id: l.PreviousLoopID, cut: cut})
+	}
+	slices.Reverse(out)
+	return out, nil
+}
+
+// recordOf builds the LoopRecord of the last loop of chain from the
+// session's loops, turns and parts (each in loop, then index or Seq/Part,
+// order): Before gets each earlier link's turns and parts up to its cut.
+func recordOf(chain []link, loops map[string]Loop, turns []Turn, parts []Message) *LoopRecord {
+	recs := make([]LoopRecord, len(chain))
+	at := map[string]int{}
+	for i, c := range chain {
+		recs[i].Loop = loops[c.id]
+		at[c.id] = i
+	}
+	take := func(loopID string, turn int) (int, bool) {
+		i, ok := at[loopID]
+		return i, ok && (chain[i].cut < 0 || turn <= chain[i].cut)
+	}
+	for _, t := range turns {
+		if i, ok := take(t.LoopID, t.Index); ok {
+			recs[i].Turns = append(recs[i].Turns, t)
+		}
+	}
+	for _, m := range parts {
+		if i, ok := take(m.LoopID, m.TurnIndex); ok {
+			recs[i].Messages = append(recs[i].Messages, m)
+		}
+	}
+	last := recs[len(recs)-1]
+	last.Before = recs[:len(recs)-1]
+	if len(last.Before) == 0 {
+		last.Before = nil
+	}
+	return &last
 }
 
 // Step is one atomic write: what one completed step of a turn changes. Its
@@ -185,7 +281,8 @@ type LoopRecord struct {
 //     and Time (a zero Time leaves it); Title becomes its title if it has
 //     none;
 //  2. Loop, when set: loop LoopID is created in the session with Loop's
-//     Trigger and CreatedAt unless it exists; it must belong to the session;
+//     Trigger, CreatedAt and PreviousLoopID (which must name a loop of the
+//     session) unless it exists; it must belong to the session;
 //  3. InsertTurn is stored as a new turn, or UpdateTurn's Status, StopReason,
 //     Error, Usage and EndedAt replace the stored turn's (at most one of the
 //     two);
@@ -206,7 +303,7 @@ type Step struct {
 	LoopID      string    // full id of the loop written to
 	Time        time.Time // the step's event time (UTC, kept in ms)
 	Title       string    // the session's title, if it has none yet; "" = none
-	Loop        *Loop     // create the loop if missing: only Trigger and CreatedAt are read
+	Loop        *Loop     // create the loop if missing: only Trigger, CreatedAt and PreviousLoopID are read
 	InsertTurn  *Turn     // a new turn record (every field stored)
 	UpdateTurn  *Turn     // the outcome of a stored turn (LoopID and Index name it)
 	DropOutput  bool      // delete UpdateTurn's output and tool_results parts
@@ -284,9 +381,19 @@ func resolved(what, id string, found []string) (string, error) {
 	}
 }
 
+// copiedUpTo returns the last turn index whose messages branch loop l holds
+// as a copy: a branch stored before schema version 3 (BranchedFromTurn, no
+// PreviousLoopID); -1 for any other loop.
+func copiedUpTo(l Loop) int {
+	if l.PreviousLoopID == "" && l.BranchedFromLoop != "" {
+		return l.BranchedFromTurn
+	}
+	return -1
+}
+
 // checkBranchPoint applies Branch's rule to turn turnIndex of loop lid:
 // status is the turn's stored status ("" when the loop has no such turn) and
-// inherited the loop's BranchedFromTurn (-1 for a loop that is no branch).
+// inherited is copiedUpTo of the loop.
 func checkBranchPoint(lid string, turnIndex int, status TurnStatus, inherited int) error {
 	switch {
 	case turnIndex < 0:
@@ -340,6 +447,42 @@ func pendingOf(h []llm.Message) []llm.Block {
 	for _, c := range h[last].ToolUses() {
 		if !answered[c.ID] {
 			out = append(out, c)
+		}
+	}
+	return out
+}
+
+// TurnRef names one turn of a conversation: its loop and its index there.
+type TurnRef struct {
+	LoopID string
+	Index  int
+}
+
+// Numbered returns the turns of the loop's whole conversation numbered
+// across it, as one loop per session numbered them before schema version 3
+// and as `strata sessions branch --turn N` counts: element n is turn n of
+// the conversation. Each loop of the chain (Before, then the loop) continues
+// from the previous one's last number: a loop a branch was taken from
+// counts up to the branch turn, any other up to its highest turn index
+// (turns or message parts, so the turns a pre-v3 branch copied keep their
+// numbers).
+func (r *LoopRecord) Numbered() []TurnRef {
+	var out []TurnRef
+	links := append(slices.Clone(r.Before), LoopRecord{Loop: r.Loop, Turns: r.Turns, Messages: r.Messages})
+	for i, l := range links {
+		n := -1
+		if i+1 < len(links) && links[i+1].BranchedFromLoop == l.ID && links[i+1].PreviousLoopID == l.ID {
+			n = links[i+1].BranchedFromTurn
+		} else {
+			for _, t := range l.Turns {
+				n = max(n, t.Index)
+			}
+			for _, m := range l.Messages {
+				n = max(n, m.TurnIndex)
+			}
+		}
+		for j := 0; j <= n; j++ {
+			out = append(out, TurnRef{LoopID: l.ID, Index: j})
 		}
 	}
 	return out

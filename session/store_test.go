@@ -3,6 +3,7 @@ package session
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"strings"
 	"sync"
 	"testing"
@@ -58,7 +59,7 @@ func testListSessionsAndPrefixes(t *testing.T, _ impl, s Store) {
 	if d, err := s.LoadSession(ctx, "abc2"); err != nil || d.ID != "abc222" {
 		t.Errorf("prefix: %v", err)
 	}
-	if id, err := s.LatestLoop(ctx, "abc1"); err != nil || id != "la" {
+	if id, err := s.LatestLoop(ctx, "abc1"); err != nil || id != fa.loopID {
 		t.Errorf("latest loop %q %v", id, err)
 	}
 	if h, err := s.History(ctx, "l"); !errors.Is(err, ErrAmbiguous) {
@@ -71,14 +72,16 @@ func testListSessionsAndPrefixes(t *testing.T, _ impl, s Store) {
 }
 
 // A branch holds the parent's history through the branch turn — not the next
-// prompt the loop merged into that turn's last message — and records new
-// turns on top of it as the agent would.
+// prompt the loop merged into that turn's last message — without copying it
+// (it continues the loop it was taken from), and records new turns on top of
+// it as the agent would, from index 0 (docs/turn.md, rule 3: "Branch — First
+// turn of a Branch continuation").
 func TestBranch(t *testing.T) { eachStore(t, testBranch) }
 
 func testBranch(t *testing.T, _ impl, s Store) {
 	ctx := t.Context()
 	sess, _ := s.CreateSession(ctx, SessionMeta{})
-	a := mainScript("main")
+	a := mainScript("main") // loops main (turns 0-2), main-p2 (failed), main-p3 (max_tokens), main-p4
 	feed(t, s, sess.ID, a.ev)
 
 	if err := s.Branch(ctx, sess.ID, "main", 0, "b0"); err != nil {
@@ -87,22 +90,25 @@ func testBranch(t *testing.T, _ impl, s Store) {
 	h, _ := s.History(ctx, "b0")
 	jsonEq(t, "branch at turn 0", h, a.hist[:3])
 
-	// Turn 4 (max_tokens) ends with synthesized results, into which turn 5's
-	// prompt was merged.
-	if err := s.Branch(ctx, sess.ID[:8], "mai", 4, "b4"); err != nil {
+	// Turn 0 of main-p3 (max_tokens) ends with synthesized results, into
+	// which main-p4's prompt was merged.
+	if err := s.Branch(ctx, sess.ID[:8], "main-p3", 0, "b4"); err != nil {
 		t.Fatal(err)
 	}
 	h, _ = s.History(ctx, "b4")
 	want := cloneMsgs(a.hist[:9])
 	want[8].Content = want[8].Content[:2]
-	jsonEq(t, "branch at turn 4", h, want)
-	if n, _ := s.NextTurnIndex(ctx, "b4"); n != 5 {
-		t.Errorf("next turn of branch %d", n)
+	jsonEq(t, "branch at turn main-p3:0", h, want)
+	if n, _ := s.NextTurnIndex(ctx, "b4"); n != 0 {
+		t.Errorf("next turn of branch %d; want 0", n)
+	}
+	if r, _ := s.ReadLoop(ctx, "b4"); len(r.Messages) != 0 || len(r.Turns) != 0 || len(r.Before) != 3 || r.ConversationID() != "main" {
+		t.Errorf("the branch copied messages or lost its chain: %+v", r)
 	}
 
 	// The branched agent goes on from there.
 	b := newFake("b4")
-	b.hist, b.turns, b.clock = cloneMsgs(want), 5, a.clock
+	b.hist, b.clock = cloneMsgs(want), a.clock
 	b.prompt("other way", event.TriggerBranch, call{resp: llm.AssistantText("fine"), stop: llm.StopEndTurn, usage: usage(1, 1, 1, 1)})
 	feed(t, s, sess.ID, b.ev)
 	h, _ = s.History(ctx, "b4")
@@ -110,24 +116,40 @@ func testBranch(t *testing.T, _ impl, s Store) {
 	if h[8].Text() != "other way" {
 		t.Errorf("new prompt not merged into the inherited results: %+v", h[8])
 	}
-	// A branch of a branch at an inherited turn.
-	if err := s.Branch(ctx, sess.ID, "b4", 2, "b4b2"); err != nil {
+	// The parent keeps its own history.
+	h, _ = s.History(ctx, "main-p4")
+	jsonEq(t, "parent after the branch", h, a.hist)
+	// A branch of a branch, at its own turn; its inherited turns belong to
+	// the loops they ran in.
+	if err := s.Branch(ctx, sess.ID, "b4", 0, "b4b0"); err != nil {
 		t.Fatal(err)
 	}
-	h, _ = s.History(ctx, "b4b2")
-	jsonEq(t, "branch of a branch", h, a.hist[:6])
+	h, _ = s.History(ctx, "b4b0")
+	jsonEq(t, "branch of a branch", h, b.hist)
+	if err := s.Branch(ctx, sess.ID, "b4", 2, "b4b2"); !errors.Is(err, ErrNotFound) {
+		t.Errorf("branch at a turn the branch did not run: %v; want ErrNotFound", err)
+	}
 
 	d, _ := s.LoadSession(ctx, sess.ID)
 	var bl Loop
+	var turns []string
 	for _, l := range d.Loops {
 		if l.ID == "b4" {
 			bl = l
 		}
 	}
-	if bl.Trigger != event.TriggerBranch || bl.BranchedFromLoop != "main" || bl.BranchedFromTurn != 4 {
+	for _, tr := range d.Turns {
+		if tr.LoopID == "b4" {
+			turns = append(turns, fmt.Sprintf("%d:%s", tr.Index, tr.TriggeredBy))
+		}
+	}
+	if bl.Trigger != event.TriggerBranch || bl.BranchedFromLoop != "main-p3" || bl.BranchedFromTurn != 0 || bl.PreviousLoopID != "main-p3" {
 		t.Errorf("branch loop %+v", bl)
 	}
-	if id, _ := s.LatestLoop(ctx, sess.ID); id != "b4b2" && id != "b4" {
+	if strings.Join(turns, " ") != "0:branch" {
+		t.Errorf("branch turns %q; want 0:branch", turns)
+	}
+	if id, _ := s.LatestLoop(ctx, sess.ID); id != "b4b0" && id != "b4" {
 		t.Errorf("latest loop %s", id)
 	}
 	list, _ := s.ListSessions(ctx, ListOptions{})
@@ -137,7 +159,7 @@ func testBranch(t *testing.T, _ impl, s Store) {
 
 	other, _ := s.CreateSession(ctx, SessionMeta{})
 	for name, err := range map[string]error{
-		"failed turn":   s.Branch(ctx, sess.ID, "main", 3, "x1"),
+		"failed turn":   s.Branch(ctx, sess.ID, "main-p2", 0, "x1"),
 		"missing turn":  s.Branch(ctx, sess.ID, "main", 99, "x2"),
 		"taken id":      s.Branch(ctx, sess.ID, "main", 0, "b0"),
 		"other session": s.Branch(ctx, other.ID, "main", 0, "x3"),
@@ -199,7 +221,11 @@ func testConcurrentReadersWhileWriting(t *testing.T, im impl, s Store) {
 					}
 				default:
 				}
-				h, err := st.History(ctx, "busy")
+				latest, err := st.LatestLoop(ctx, sess.ID)
+				var h []llm.Message
+				if err == nil {
+					h, err = st.History(ctx, latest)
+				}
 				if err != nil && !errors.Is(err, ErrNotFound) {
 					errs <- err
 					return
@@ -229,6 +255,6 @@ func testConcurrentReadersWhileWriting(t *testing.T, im impl, s Store) {
 	for err := range errs {
 		t.Error(err)
 	}
-	h, _ := s.History(ctx, "busy")
+	h, _ := s.History(ctx, a.loopID)
 	jsonEq(t, "final history", h, a.hist)
 }

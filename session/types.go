@@ -46,13 +46,25 @@ type SessionSummary struct {
 	Usage     llm.Usage // summed over those turns, tokens
 }
 
-// Loop is one agent loop of a session (docs/turn.md, rule 18: a turn never spans loops).
+// Loop is one agent loop of a session: one user prompt's turns (docs/turn.md,
+// rules 2 and 18: a loop per user prompt, a turn never spans loops).
 type Loop struct {
 	ID           string // the agent's loop id
 	SessionID    string
 	ParentLoopID string // the loop whose tool call started this sub-agent loop; "" otherwise
+	// PreviousLoopID is the loop this one continues: the loop of the
+	// conversation's previous user prompt, or, for a branch, the loop it was
+	// taken from (BranchedFromLoop). The loop's history starts with that
+	// loop's (up to BranchedFromTurn for a branch) and its message positions
+	// (Message.Seq) go on from there. "" for a conversation's first loop, a
+	// sub-agent loop, and every loop stored before schema version 3 (whose
+	// history is all its own).
+	PreviousLoopID string
 	// BranchedFromLoop and BranchedFromTurn say where a branch loop's history
-	// was copied from; "" and -1 when the loop is not a branch.
+	// was taken from: the history up to and including that turn of that loop;
+	// "" and -1 when the loop is not a branch. (A branch stored before
+	// schema version 3 holds a copy of that history, with the turn indexes
+	// it had in that loop.)
 	BranchedFromLoop string
 	BranchedFromTurn int
 	Trigger          event.Trigger // trigger of the loop's first turn ("branch" for Branch)
@@ -82,7 +94,7 @@ type Turn struct {
 	Status        TurnStatus
 	StopReason    llm.StopReason
 	Error         string    // the failure, for TurnFailed
-	Usage         llm.Usage // tokens of the turn's model call
+	Usage         llm.Usage // tokens of the turn's model call and of the tl;dr requests its compaction made
 	StartedAt     time.Time // turn_start time
 	EndedAt       time.Time // turn_end time; zero while in progress
 }
@@ -98,7 +110,9 @@ const (
 )
 
 // Message is one stored part of a loop's history. Seq is the position of the
-// history message it belongs to; the loop merges a prompt into a preceding
+// history message it belongs to in the whole conversation: a loop's first
+// message goes on from the last Seq of the loop it continues
+// (Loop.PreviousLoopID), or shares it when merged into it. The loop merges a prompt into a preceding
 // user message (tool results, or the prompt of a failed turn), so one history
 // message may have several parts, ordered by Part, each from its own turn.
 type Message struct {

@@ -30,13 +30,19 @@ type apiCounter struct {
 func newAPICounter(provider string) (apiCounter, error) {
 	ep := apicount.Endpoint(provider)
 	if ep == "" {
-		return apiCounter{}, usagef("--tokens api: provider %s has no count-tokens endpoint (Anthropic and Gemini have one); use --tokens exact", provider)
+		return apiCounter{}, usagef("--tokens api: provider %s has no count-tokens endpoint (Anthropic, Gemini and Bedrock have one); use --tokens exact", provider)
 	}
 	spec, err := providers.Lookup(provider)
 	if err != nil {
 		return apiCounter{}, usagef("--tokens api: %v", err)
 	}
 	key := os.Getenv(spec.KeyEnv)
+	if provider == "bedrock" {
+		// AWS_ACCESS_KEY_ID + AWS_SECRET_ACCESS_KEY, else the AWS SDK's
+		// credential chain (profile, SSO, roles), as a Bedrock run signs.
+		return apiCounter{endpoint: ep, cfg: apicount.Config{APIKey: key, Secret: os.Getenv("AWS_SECRET_ACCESS_KEY"),
+			SessionToken: os.Getenv("AWS_SESSION_TOKEN"), Region: os.Getenv("AWS_REGION"), BaseURL: os.Getenv(spec.URLEnv)}}, nil
+	}
 	if key == "" {
 		return apiCounter{}, usagef("--tokens api asks %s, which needs %s: set it, or use --tokens exact", ep, spec.KeyEnv)
 	}

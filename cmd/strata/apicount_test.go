@@ -24,6 +24,9 @@ func TestRenderExplainProviderCount(t *testing.T) {
 		case r.URL.Path == "/v1/messages/count_tokens" && r.Header.Get("X-Api-Key") == "fake" &&
 			b["model"] == "claude-sonnet-4-5" && b["tools"] != nil && b["system"] != nil && b["max_tokens"] == nil:
 			io.WriteString(w, `{"input_tokens":3071}`)
+		case r.URL.EscapedPath() == "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens" &&
+			strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=fake/") && strings.Contains(string(raw), `"converse":{"messages"`):
+			io.WriteString(w, `{"inputTokens":3080}`)
 		case r.URL.Path == "/v1beta/models/gemini-2.5-flash:countTokens" && r.Header.Get("X-Goog-Api-Key") == "fake" &&
 			gen["model"] == "models/gemini-2.5-flash" && gen["tools"] != nil && gen["systemInstruction"] != nil:
 			io.WriteString(w, `{"totalTokens":3090}`)
@@ -40,6 +43,9 @@ func TestRenderExplainProviderCount(t *testing.T) {
 	}{
 		{"anthropic", []string{"ANTHROPIC_API_KEY=fake", "ANTHROPIC_BASE_URL=" + srv.URL}, "Anthropic messages.count_tokens: 3071 input tokens in all (the provider's exact count for claude-sonnet-4-5)"},
 		{"gemini", []string{"GEMINI_API_KEY=fake", "GEMINI_BASE_URL=" + srv.URL}, "Gemini models.countTokens: 3090 input tokens in all (the provider's exact count for gemini-2.5-flash)"},
+		{"bedrock", []string{"AWS_ACCESS_KEY_ID=fake", "AWS_SECRET_ACCESS_KEY=fake-secret", "AWS_ENDPOINT_URL_BEDROCK_RUNTIME=" + srv.URL,
+			"AWS_CONFIG_FILE=/dev/null", "AWS_SHARED_CREDENTIALS_FILE=/dev/null"},
+			"Bedrock CountTokens: 3080 input tokens in all (the provider's exact count for us.anthropic.claude-sonnet-4-5-20250929-v1:0)"},
 	} {
 		r := runCLI(t, ws, tc.env, "render", "--provider", tc.provider, "--explain", "--tokens", "api", "hi")
 		if r.code != 0 || !strings.Contains(r.stdout, tc.want) {

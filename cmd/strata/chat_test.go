@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -31,13 +32,16 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 	}
 	var users []string
 	sessions := map[string]bool{}
+	var starts, loops []string
 	for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
 		var ev struct {
 			Kind    string
 			Message *llm.Message
 			Turn    *struct {
 				LoopID string `json:"loop_id"`
+				Index  int    `json:"turn_index"`
 			}
+			Previous string `json:"previous_loop_id"`
 		}
 		if json.Unmarshal([]byte(line), &ev) != nil {
 			continue
@@ -48,9 +52,16 @@ func TestChatRunsEachLineInOneSession(t *testing.T) {
 		if ev.Turn != nil {
 			sessions[ev.Turn.LoopID] = true
 		}
+		if ev.Kind == "turn_start" {
+			starts = append(starts, fmt.Sprintf("%d<%s", ev.Turn.Index, ev.Previous))
+			loops = append(loops, ev.Turn.LoopID)
+		}
 	}
-	if strings.Join(users, "|") != "hello|second \nline|third" || len(sessions) != 1 {
-		t.Errorf("user messages %q in %d loop(s)", users, len(sessions))
+	// One session, a loop per line (docs/turn.md, rule 2), each at turn 0
+	// after the previous line's loop.
+	if strings.Join(users, "|") != "hello|second \nline|third" || len(sessions) != 3 || len(starts) != 3 ||
+		starts[0] != "0<" || starts[1] != "0<"+loops[0] || starts[2] != "0<"+loops[1] {
+		t.Errorf("user messages %q in %d loop(s), turn starts %q", users, len(sessions), starts)
 	}
 	for _, want := range []string{"approval mode: ask", "unknown command /bogus", "2 model call(s) · tokens: input 24, output 6", "no response left"} {
 		if !strings.Contains(errb.String(), want) {

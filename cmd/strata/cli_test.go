@@ -65,7 +65,7 @@ func TestUsageErrorsNameTheCommand(t *testing.T) {
 		{[]string{"bench", "cache", "--bogus"}, 2, []string{"see 'strata bench cache --help'"}},
 		{[]string{"sessions", "list", "--bogus"}, 2, []string{"see 'strata sessions list --help'"}},
 		{[]string{"sessions", "show"}, 2, []string{"usage: strata sessions show ID"}},
-		{[]string{"sessions", "branch", "x"}, 2, []string{"usage: strata sessions branch ID --turn N PROMPT..."}},
+		{[]string{"sessions", "branch", "x"}, 2, []string{"usage: strata sessions branch ID --turn N|LOOP:INDEX PROMPT..."}},
 		{[]string{"sessions", "resume"}, 2, []string{"usage: strata sessions resume ID [PROMPT...]"}},
 		{[]string{"chat", "extra"}, 2, []string{`unknown command "extra" for "strata chat"`, "usage: strata chat"}},
 		{[]string{"bench", "cache", "extra"}, 2, []string{"usage: strata bench cache"}},

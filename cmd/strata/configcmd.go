@@ -6,6 +6,8 @@ import (
 	"io"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
@@ -22,9 +24,11 @@ func newConfigCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "config",
 		Short: "Print the effective settings (provider, model, layout, approval, base URLs, limits) and where each came from",
-		Long: `Print the settings run, chat, acp and render would use here, and where each came
-from: the built-in default, the config file (PATH:LINE), an environment variable or a
-flag given to 'strata config' itself (it takes the same setting flags as run).
+		Long: `Print the settings run, chat, acp, render and sessions resume/branch would use here
+(bench cache and replay too, for the settings they have), where each came from — the
+built-in default, the config file (PATH:LINE), an environment variable or a flag
+given to 'strata config' itself (it takes the same setting flags as run) — and which
+commands each setting applies to.
 
 ` + configFileHelp(),
 		Args: cobra.NoArgs,
@@ -75,7 +79,41 @@ func printConfig(w io.Writer, format string) error {
 		}
 		fmt.Fprintf(tw, "%s\t%s\t%s\n", o.Key, v, o.Source)
 	}
-	return tw.Flush()
+	if err := tw.Flush(); err != nil {
+		return err
+	}
+	return printAppliesTo(w)
+}
+
+// printAppliesTo lists, for each group of settings that apply to the same
+// commands, those commands (base_urls as one entry).
+func printAppliesTo(w io.Writer) error {
+	var groups []string
+	cmds := map[string][]string{} // commands joined → keys
+	for _, o := range effective {
+		key := o.Key
+		if strings.HasPrefix(key, "base_urls.") {
+			key = "base_urls"
+		}
+		c := strings.Join(o.Commands, ", ")
+		if slices.Contains(cmds[c], key) {
+			continue
+		}
+		if cmds[c] == nil {
+			groups = append(groups, c)
+		}
+		cmds[c] = append(cmds[c], key)
+	}
+	if len(groups) == 0 {
+		return nil
+	}
+	fmt.Fprintln(w, "\nwhere they apply (bench cache and replay take a provider or model only if they can price it):")
+	for _, c := range groups {
+		if _, err := fmt.Fprintf(w, "  %s: %s\n", strings.Join(cmds[c], ", "), c); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // preRun is the root's pre-run hook: it starts the log, then applies the

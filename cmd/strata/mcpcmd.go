@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 	"text/tabwriter"
@@ -27,11 +26,15 @@ func newMCPCmd() *cobra.Command {
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Launch the MCP servers of an agent (or an mcp.json) and show their state and tools",
-		Long: `Launch the MCP servers an agent config names (--agent NAME or FILE: its mcpServers plus,
-when it includes them, the workspace's .kiro/settings/mcp.json), or those of --mcp-config
-FILE (default: ./.kiro/settings/mcp.json), list each server's state and tools with the
-names the model sees, then stop them. Servers whose commands were never trusted in this
-workspace are shown and asked about on a terminal, else need --trust.`,
+		Long: `Launch the MCP servers run would start here — those of the agent (--agent NAME or FILE:
+its mcpServers plus, when it includes them, the workspace's mcp.json files) or, without
+--agent, those of strata's default agent (.kiro/settings/mcp.json, .amazonq/mcp.json, the
+user's global mcp.json files, .mcp.json) — or those of --mcp-config FILE; list each
+server's state and tools with the names the model sees, then stop them.
+
+Commands never trusted in this workspace are shown and asked about on a terminal, else
+need --trust. Without --mcp-config the commands asked about are exactly run's (an agent's
+hooks included), so trusting them here or in run covers both.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, trust)
@@ -54,23 +57,22 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 		return err
 	}
 	var servers []config.NamedMCPServer
-	agentPath := ""
-	if agentFile != "" {
-		if agentPath, err = strata.ResolveAgent(wd, agentFile); err != nil {
-			return cliError(err)
-		}
-		a, err := strata.LoadAgent(agentPath, wd)
+	var req strata.TrustRequest
+	if mcpFile == "" {
+		// The agent run would load, and the same trust request: trusting
+		// here or in run covers both.
+		a, r, err := strata.WorkspaceCommands(wd, agentFile)
 		if err != nil {
 			return cliError(err)
 		}
 		for _, w := range a.Warnings {
 			warn(w.String())
 		}
-		servers = a.Resolved.MCPServers
-	} else {
-		if mcpFile == "" {
-			mcpFile = filepath.Join(wd, ".kiro", "settings", "mcp.json")
+		if a.Resolved != nil {
+			servers = a.Resolved.MCPServers
 		}
+		req = r
+	} else {
 		c, err := config.LoadMCPConfig(mcpFile)
 		if err != nil {
 			return usageError{fmt.Errorf("%w (pass --agent FILE or --mcp-config FILE)", err)}
@@ -83,8 +85,9 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 			servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
 		}
 		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+		req = strata.NewTrustRequest(wd, "", nil, servers)
 	}
-	if err := strata.CheckTrust(ctx, cliTrust(trust), strata.NewTrustRequest(wd, agentPath, nil, servers)); err != nil {
+	if err := strata.CheckTrust(ctx, cliTrust(trust), req); err != nil {
 		return cliError(err)
 	}
 	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter()}) // stderr tails are shown below

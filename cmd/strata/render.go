@@ -69,7 +69,7 @@ instead (--format json for the same as JSON).`,
 	f.context.add(fl)
 	fl.StringVar(&f.tokens, "tokens", "exact", "with --explain: exact (BPE: o200k_base for OpenAI models; cl100k_base, an approximation, for Claude; "+
 		"o200k_base as an estimate for other models, whose tokenizers are not bundled), estimate (≈4 bytes/token), "+
-		"or api (exact layers as above, and the total from the provider's count-tokens endpoint: Anthropic, Gemini; needs the API key; one request, no message sent)")
+		"or api (exact layers as above, and the total from the provider's count-tokens endpoint: Anthropic, Gemini, Bedrock; needs the API key or AWS credentials; one request, no message sent)")
 	return cmd
 }
 

@@ -153,7 +153,8 @@ func runMain(ctx context.Context, f runFlags, text string) error {
 // latest loop of a session, or a branch made from a turn.
 type target struct {
 	session    string
-	branchFrom int // ≥ 0: branch the session's latest loop after this turn
+	branchFrom int    // ≥ 0: branch after this turn (numbered across the latest conversation, or of branchLoop)
+	branchLoop string // the loop whose turn branchFrom is; "" = count across the latest conversation
 }
 
 // drive opens the workspace and session for f (provider, layout, tools,
@@ -191,6 +192,8 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	switch {
 	case tg.session == "":
 		s, err = ws.NewSession(ctx, so)
+	case tg.branchFrom >= 0 && tg.branchLoop != "":
+		s, err = ws.BranchSessionAt(ctx, tg.session, tg.branchLoop, tg.branchFrom, so)
 	case tg.branchFrom >= 0:
 		s, err = ws.BranchSession(ctx, tg.session, tg.branchFrom, so)
 	default:

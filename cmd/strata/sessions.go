@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strconv"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -108,24 +109,50 @@ side-effecting calls after it, which never started, are not run either.
 
 func newBranchCmd(db *string) *cobra.Command {
 	var f runFlags
-	var turn int
+	var turn string
 	cmd := &cobra.Command{
-		Use:   "branch ID --turn N PROMPT...",
-		Short: "Start a new loop from the history up to turn N of a session's latest loop, and run PROMPT in it",
-		Args:  cobra.MinimumNArgs(2),
+		Use:   "branch ID --turn N|LOOP:INDEX PROMPT...",
+		Short: "Start a new loop from a session's conversation up to turn N, and run PROMPT in it",
+		Long: `Start a new loop from a session's conversation up to and including one turn, and run
+PROMPT in it: the new loop's first turn is its turn 0, with trigger "branch".
+
+Each prompt of a session is a loop of its own, its turns indexed from 0. --turn N
+counts the turns of the session's latest conversation from 0 across its loops,
+the numbers in the N column of 'strata sessions show' (the turn numbers a session
+had when one session was one loop). --turn LOOP:INDEX names turn INDEX of loop
+LOOP (a unique prefix works) instead, any loop of the session, as listed by
+'strata sessions show'. The turn must have completed.`,
+		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			if turn < 0 {
-				return usagef("--turn %d: want the index of a completed turn (see 'strata sessions show %s')", turn, args[0])
+			loop, n, err := parseBranchTurn(turn)
+			if err != nil {
+				return usagef("--turn %q: %v (see 'strata sessions show %s')", turn, err, args[0])
 			}
 			f.db = *db
 			text := strings.Join(args[1:], " ")
-			return driveTarget(cmd.Context(), f, target{session: args[0], branchFrom: turn},
+			return driveTarget(cmd.Context(), f, target{session: args[0], branchFrom: n, branchLoop: loop},
 				func(ctx context.Context, s *strata.Session) (*agent.Result, error) { return s.Prompt(ctx, text) })
 		},
 	}
 	addRunFlags(cmd, &f)
-	cmd.Flags().IntVar(&turn, "turn", -1, "index of the turn to branch after (required)")
+	cmd.Flags().StringVar(&turn, "turn", "", "turn to branch after: N across the conversation, or LOOP:INDEX (required)")
 	return cmd
+}
+
+// parseBranchTurn reads --turn: "N" (loop "") or "LOOP:INDEX".
+func parseBranchTurn(s string) (loop string, n int, err error) {
+	num := s
+	if i := strings.LastIndexByte(s, ':'); i >= 0 {
+		loop, num = s[:i], s[i+1:]
+		if loop == "" {
+			return "", 0, errors.New("empty loop id before ':'")
+		}
+	}
+	n, err = strconv.Atoi(num)
+	if err != nil || n < 0 {
+		return "", 0, errors.New("want N or LOOP:INDEX, N and INDEX the number of a completed turn (≥ 0)")
+	}
+	return loop, n, nil
 }
 
 func listSessions(ctx context.Context, w io.Writer, st session.Store, opts session.ListOptions, format string) error {
@@ -163,15 +190,25 @@ func showSession(ctx context.Context, w io.Writer, st session.Store, id string) 
 		}
 		if l.BranchedFromLoop != "" {
 			fmt.Fprintf(w, ", branched from %s turn %d", l.BranchedFromLoop, l.BranchedFromTurn)
+		} else if l.PreviousLoopID != "" {
+			fmt.Fprintf(w, ", after %s", l.PreviousLoopID)
 		}
 		fmt.Fprintln(w, ")")
 	}
 	fmt.Fprintln(w)
+	numbers, err := conversationNumbers(ctx, st, d.ID)
+	if err != nil {
+		return err
+	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "LOOP\tTURN\tTRIGGER\tSTATUS\tSTOP\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tERROR")
+	fmt.Fprintln(tw, "N\tLOOP\tTURN\tTRIGGER\tSTATUS\tSTOP\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL\tERROR")
 	for _, t := range d.Turns {
 		u := t.Usage
-		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", t.LoopID, t.Index, t.TriggeredBy, t.Status, t.StopReason,
+		n := "-"
+		if i, ok := numbers[session.TurnRef{LoopID: t.LoopID, Index: t.Index}]; ok {
+			n = strconv.Itoa(i)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%s\t%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", n, t.LoopID, t.Index, t.TriggeredBy, t.Status, t.StopReason,
 			u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total, clip(t.Error, 40))
 	}
 	if err := tw.Flush(); err != nil {
@@ -184,6 +221,28 @@ func showSession(ctx context.Context, w io.Writer, st session.Store, id string) 
 		}
 	}
 	return nil
+}
+
+// conversationNumbers returns the number of each turn of the session's
+// latest conversation (session.LoopRecord.Numbered: what 'sessions branch
+// --turn N' counts); a session without a loop has none.
+func conversationNumbers(ctx context.Context, st session.Store, id string) (map[session.TurnRef]int, error) {
+	out := map[session.TurnRef]int{}
+	latest, err := st.LatestLoop(ctx, id)
+	if errors.Is(err, session.ErrNotFound) {
+		return out, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	rec, err := st.ReadLoop(ctx, latest)
+	if err != nil {
+		return nil, err
+	}
+	for i, r := range rec.Numbered() {
+		out[r] = i
+	}
+	return out, nil
 }
 
 func blockText(b llm.Block) string {

@@ -119,7 +119,7 @@ func TestAttackSIGKILLThenResume(t *testing.T) {
 	if !strings.Contains(r.stdout, "toolu_k2: tool call interrupted: strata stopped") {
 		t.Errorf("show after resume: no interrupted result for toolu_k2:\n%s", r.stdout)
 	}
-	turns := regexp.MustCompile(`(?m)^`+loop+`\s+(\d)\s+(\w+)\s+(\w+)\s+(\w+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindAllStringSubmatch(r.stdout, -1)
+	turns := regexp.MustCompile(`(?m)^\d+\s+`+loop+`\s+(\d)\s+(\w+)\s+(\w+)\s+(\w+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)\s+(\d+)`).FindAllStringSubmatch(r.stdout, -1)
 	if len(turns) != 2 {
 		t.Fatalf("show after resume: want 2 turns:\n%s", r.stdout)
 	}
@@ -139,8 +139,32 @@ func TestAttackSIGKILLThenResume(t *testing.T) {
 		t.Fatalf("branch exit %d: %s %s", r.code, r.stdout, r.stderr)
 	}
 	r = runCLI(t, ws, env, "sessions", "show", id)
-	if !strings.Contains(r.stdout, "branched from "+loop+" turn 0") || !regexp.MustCompile(`\s1\s+branch\s+completed`).MatchString(r.stdout) {
+	// The branch is a loop of its own: its first turn is index 0, trigger
+	// branch, number 1 of its conversation (docs/turn.md, rule 3).
+	if !strings.Contains(r.stdout, "branched from "+loop+" turn 0") || !regexp.MustCompile(`(?m)^1\s+\w+\s+0\s+branch\s+completed`).MatchString(r.stdout) {
 		t.Errorf("show after branch:\n%s", r.stdout)
+	}
+	// A prompt on the resumed session is a new loop after the branch, at
+	// index 0 (number 2); --turn LOOP:INDEX names a turn of any loop.
+	next := writeStream(t, streams, "next.sse", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("Next answer."))
+	r = runCLI(t, ws, env, "sessions", "resume", id, "--replay", next, "--approve", "all", "and then?")
+	if r.code != 0 || !strings.Contains(r.stdout, "Next answer.") {
+		t.Fatalf("resume with a prompt: exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	r = runCLI(t, ws, env, "sessions", "show", id)
+	if !regexp.MustCompile(`(?m)^2\s+\w+\s+0\s+user\s+completed`).MatchString(r.stdout) || strings.Count(r.stdout, ", after ") != 1 {
+		t.Errorf("show after a resumed prompt: want a new loop after the branch, its turn 0 numbered 2:\n%s", r.stdout)
+	}
+	again := writeStream(t, streams, "again.sse", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("Again."))
+	r = runCLI(t, ws, env, "sessions", "branch", id, "--turn", loop[:6]+":1", "--replay", again, "--approve", "all", "from the end")
+	if r.code != 0 || !strings.Contains(r.stdout, "Again.") {
+		t.Fatalf("branch --turn LOOP:INDEX exit %d: %s %s", r.code, r.stdout, r.stderr)
+	}
+	if r = runCLI(t, ws, env, "sessions", "show", id); !strings.Contains(r.stdout, "branched from "+loop+" turn 1") {
+		t.Errorf("show after branch --turn LOOP:INDEX:\n%s", r.stdout)
+	}
+	if r = runCLI(t, ws, env, "sessions", "branch", id, "--turn", "x:y", "p"); r.code != 2 || !strings.Contains(r.stderr, "LOOP:INDEX") {
+		t.Errorf("branch --turn x:y: exit %d %s", r.code, r.stderr)
 	}
 	r = runCLI(t, ws, env, "sessions", "list")
 	if !strings.Contains(r.stdout, id) || !strings.Contains(r.stdout, "run both") {

@@ -54,15 +54,7 @@ func TestAttackWorkspaceTrustStep(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, "--trust") || !strings.Contains(r.stderr, "mcp kiro:") || anyRan() {
 		t.Fatalf("mcp list, untrusted: exit %d, ran %v\n%s", r.code, anyRan(), r.stderr)
 	}
-	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	srv, err := replay.NewServer(reply, reply)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	srv := doneServer(t, 2)
 	key := append(env, "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL())
 	r = runCLI(t, dir, key, "run", "hi")
 	if r.code != 2 || !strings.Contains(r.stderr, "run again with --trust") || !strings.Contains(r.stderr, "mcp claude:") ||
@@ -141,4 +133,71 @@ func TestAttackWorkspaceTrustAsksOnATerminal(t *testing.T) {
 			t.Errorf("answer %q: exit %d, ran %v, asked %v\n%s", c.answer, code, ran(dir, "ran"), asked, out)
 		}
 	}
+}
+
+// One trust decision covers `mcp list` and `run` of the same workspace and
+// agent: both ask about the same commands (the default agent's servers from
+// every mcp.json and .mcp.json; an agent file's hooks and servers), so
+// trusting in either one lets the other run unasked. They used to hash
+// different sets (mcp list: only .kiro/settings/mcp.json, and no hooks).
+func TestAttackTrustDecisionCoversMCPListAndRun(t *testing.T) {
+	srv := doneServer(t, 2)
+
+	// Default agent: trusted by mcp list, then run asks nothing.
+	dir, env := trustProject(t)
+	r := runCLI(t, dir, env, "mcp", "list", "--trust")
+	if r.code != 0 || !strings.Contains(r.stdout, "@claude tools") || !strings.Contains(r.stdout, "@kiro tools") {
+		t.Fatalf("mcp list --trust: exit %d (want both servers, as run starts both)\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	os.Remove(filepath.Join(dir, "claude-ran"))
+	key := append(env, "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL())
+	r = runCLI(t, dir, key, "run", "hi")
+	if r.code != 0 || strings.Contains(r.stderr, "would run these commands") || !ran(dir, "claude-ran") {
+		t.Errorf("run after mcp list --trust: exit %d, claude ran %v\n%s", r.code, ran(dir, "claude-ran"), r.stderr)
+	}
+
+	// An agent file with a hook: trusted by run, then mcp list asks nothing.
+	dir, env = trustProject(t)
+	everything := filepath.Join(peers.Bin(t), "mcp-server-everything")
+	agentJSON, _ := json.Marshal(map[string]any{"name": "dev",
+		"hooks":      map[string]any{"agentSpawn": []any{map[string]any{"command": "touch " + filepath.Join(dir, "hook-ran")}}},
+		"mcpServers": map[string]any{"ev": map[string]any{"command": everything, "env": map[string]string{"PATH": peers.Bin(t) + ":" + os.Getenv("PATH")}}}})
+	os.MkdirAll(filepath.Join(dir, ".kiro", "agents"), 0o755)
+	if err := os.WriteFile(filepath.Join(dir, ".kiro", "agents", "dev.json"), agentJSON, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	key = append(env, "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL())
+	r = runCLI(t, dir, key, "run", "--agent", "dev", "--trust", "hi")
+	if r.code != 0 || !ran(dir, "hook-ran") {
+		t.Fatalf("run --agent dev --trust: exit %d, hook ran %v\n%s", r.code, ran(dir, "hook-ran"), r.stderr)
+	}
+	r = runCLI(t, dir, env, "mcp", "list", "--agent", "dev")
+	if r.code != 0 || strings.Contains(r.stderr, "would run these commands") || !strings.Contains(r.stdout, "@ev tools") {
+		t.Errorf("mcp list --agent dev after run --trust: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	// Untrusted, mcp list shows the hook it would trust along with the server.
+	r = runCLI(t, dir, append(env, "XDG_CONFIG_HOME="+t.TempDir()), "mcp", "list", "--agent", "dev")
+	if r.code != 2 || !strings.Contains(r.stderr, "hook agentSpawn: touch ") || !strings.Contains(r.stderr, "mcp ev: ") {
+		t.Errorf("mcp list --agent dev, untrusted: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// doneServer serves n Anthropic answers "done" (10 input, 2 output tokens)
+// on 127.0.0.1 until the test ends.
+func doneServer(t *testing.T, n int) *replay.Server {
+	t.Helper()
+	reply, err := replay.AnthropicStream("m", llm.Usage{Input: 10, Output: 2}, llm.StopEndTurn, llm.TextBlock("done"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	replies := make([]replay.Response, n)
+	for i := range replies {
+		replies[i] = reply
+	}
+	srv, err := replay.NewServer(replies...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return srv
 }

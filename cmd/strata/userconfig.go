@@ -15,6 +15,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/prompt"
 )
@@ -45,8 +46,12 @@ var settings = []setting{
 	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive}, // chat and acp only
 }
 
-// configCommands are the commands the config file's defaults apply to.
-var configCommands = []string{"strata run", "strata chat", "strata acp", "strata render", "strata config"}
+// simCommands are the commands whose --provider names a cache simulator
+// and --model a price-table model (bench cache, replay). A provider or model
+// from the environment or the config file that such a command cannot price
+// is not used there: a warning says so and the flag's default applies (the
+// same file serves run, whose providers include ones no simulator models).
+var simCommands = []string{"strata bench cache", "strata replay"}
 
 // userConfig is a parsed config file: the value and line of each key set,
 // and the base URL of each provider (base_urls: {PROVIDER: URL}).
@@ -214,27 +219,34 @@ type origin struct {
 	Key    string `json:"key"`
 	Value  string `json:"value"`
 	Source string `json:"source"` // "default", "flag --X", "env VAR", or "PATH:LINE"
+	// Commands are the commands the setting applies to (those with its
+	// flag; for base_urls those that call a provider), for 'strata config'.
+	Commands []string `json:"commands,omitempty"`
 }
 
-// applyUserConfig sets every flag of c that the user did not pass from the
-// environment or the config file, and sets each provider's base-URL
-// variable from base_urls when the environment does not. It returns where
-// each setting came from. Commands outside configCommands are left alone.
+// applyUserConfig sets every flag of c named by a setting that the user did
+// not pass from the environment or the config file, and — for commands that
+// call a provider — sets each provider's base-URL variable from base_urls
+// when the environment does not. It returns where each setting came from.
+// Commands without any setting's flag are left alone (the file is not
+// read). On simCommands a provider or model they cannot price is skipped
+// with a warning.
 func applyUserConfig(c *cobra.Command) ([]origin, error) {
-	if !slices.Contains(configCommands, c.CommandPath()) {
+	if !hasSettingFlag(c) {
 		return nil, nil
 	}
 	uc, err := loadUserConfig(configPath())
 	if err != nil {
 		return nil, err
 	}
+	sim := slices.Contains(simCommands, c.CommandPath())
 	var out []origin
 	for _, s := range settings {
 		f := c.Flags().Lookup(s.flag)
 		if f == nil {
 			continue
 		}
-		o := origin{Key: s.key, Value: f.Value.String(), Source: "default"}
+		o := origin{Key: s.key, Value: f.Value.String(), Source: "default", Commands: commandsWithFlag(c.Root(), s.flag)}
 		switch env := os.Getenv(s.env); {
 		case f.Changed:
 			o.Source = "flag --" + s.flag
@@ -246,6 +258,13 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 		case uc.values[s.key] != "":
 			o.Value, o.Source = uc.values[s.key], fmt.Sprintf("%s:%d", uc.path, uc.lines[s.key])
 		}
+		if sim && o.Source != "default" && !f.Changed {
+			if why := simUnfit(c, s.key, o.Value); why != "" {
+				warn(fmt.Sprintf("%s %s (from %s) is not used by '%s': %s; it uses --%s %s (pass --%s to choose)",
+					s.key, o.Value, o.Source, c.CommandPath(), why, s.flag, f.DefValue, s.flag))
+				o.Value, o.Source = f.DefValue, "default"
+			}
+		}
 		if o.Source != "default" && !f.Changed {
 			if err := c.Flags().Set(s.flag, o.Value); err != nil {
 				return nil, usagef("%s (from %s): %v", s.key, o.Source, err)
@@ -254,6 +273,9 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 		}
 		out = append(out, o)
 	}
+	if sim || c.Flags().Lookup("provider") == nil {
+		return out, nil // base URLs are for commands that call a provider
+	}
 	// Providers sharing a variable (OPENAI_BASE_URL) share the file's URL.
 	fromFile := map[string]origin{} // URLEnv → value and PATH:LINE
 	for _, spec := range providers.Specs {
@@ -261,8 +283,9 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 			fromFile[spec.URLEnv] = origin{Value: u, Source: fmt.Sprintf("%s:%d", uc.path, uc.lines["base_urls."+spec.Name])}
 		}
 	}
+	urlCommands := providerCommands(c.Root())
 	for _, spec := range providers.Specs {
-		o := origin{Key: "base_urls." + spec.Name, Source: "default"}
+		o := origin{Key: "base_urls." + spec.Name, Source: "default", Commands: urlCommands}
 		f, inFile := fromFile[spec.URLEnv]
 		switch env := os.Getenv(spec.URLEnv); {
 		case inFile:
@@ -283,9 +306,80 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 	return out, nil
 }
 
+// hasSettingFlag reports whether c has the flag of any setting.
+func hasSettingFlag(c *cobra.Command) bool {
+	for _, s := range settings {
+		if c.Flags().Lookup(s.flag) != nil {
+			return true
+		}
+	}
+	return false
+}
+
+// commandsWithFlag lists the runnable commands under root (paths without
+// "strata ", 'config' left out) that have flag.
+func commandsWithFlag(root *cobra.Command, flag string) []string {
+	var out []string
+	var walk func(*cobra.Command)
+	walk = func(c *cobra.Command) {
+		if c.Runnable() && c.Name() != "config" && c.Flags().Lookup(flag) != nil {
+			out = append(out, strings.TrimPrefix(c.CommandPath(), root.Name()+" "))
+		}
+		for _, sub := range c.Commands() {
+			walk(sub)
+		}
+	}
+	walk(root)
+	return out
+}
+
+// providerCommands are the commands base_urls applies to: those with
+// --provider that call a provider (not simCommands).
+func providerCommands(root *cobra.Command) []string {
+	var out []string
+	for _, name := range commandsWithFlag(root, "provider") {
+		if !slices.Contains(simCommands, root.Name()+" "+name) {
+			out = append(out, name)
+		}
+	}
+	return out
+}
+
+// simUnfit says why the setting key = value (from the environment or the
+// file) cannot be used by the simulator command c, or "" when it can: a
+// provider without a cache simulator, a model without a price, or a model
+// of another provider family than the simulator's (Bedrock prices Claude
+// models).
+func simUnfit(c *cobra.Command, key, value string) string {
+	switch key {
+	case "provider":
+		if _, err := simProvider(value); err != nil {
+			return "it has no cache simulator (" + simProviderNames + ")"
+		}
+	case "model":
+		price, ok := cachesim.Lookup(value)
+		if !ok {
+			return "it has no price in cachesim/prices.json"
+		}
+		p := c.Flags().Lookup("provider").Value.String()
+		if p == "all" {
+			return "--provider all prices each provider's own default model"
+		}
+		sp, err := simProvider(p)
+		if err != nil {
+			return "" // the command reports the bad --provider itself
+		}
+		if price.Provider != sp && (sp != "bedrock" || price.Provider != "anthropic") {
+			return fmt.Sprintf("it is a %s model and the simulator is %s", price.Provider, sp)
+		}
+	}
+	return ""
+}
+
 // configFileHelp describes the config file for help texts.
 func configFileHelp() string {
-	return `Defaults for run, chat, acp and render can be kept in a YAML file: $STRATA_CONFIG,
+	return `Defaults for run, chat, acp, render, sessions resume/branch, bench cache and replay
+(each where it has the setting's flag) can be kept in a YAML file: $STRATA_CONFIG,
 else ` + filepath.Join("<user config dir>", "strata", "config.yaml") + ` (~/.config/strata/config.yaml on Linux,
 ~/Library/Application Support/strata/config.yaml on macOS), for example
 
@@ -299,7 +393,9 @@ else ` + filepath.Join("<user config dir>", "strata", "config.yaml") + ` (~/.con
     anthropic: http://127.0.0.1:8080   # unless ANTHROPIC_BASE_URL is set
 
 A flag beats its environment variable, which beats the file, which beats the
-built-in default. Keys: ` + strings.Join(settingKeys(), ", ") + `, base_urls.`
+built-in default; base_urls likewise never overrides a *_BASE_URL variable
+that is set. bench cache and replay take provider and model only when they can
+price them (else a warning, and their default). Keys: ` + strings.Join(settingKeys(), ", ") + `, base_urls.`
 }
 
 // nearest returns the candidate within edit distance 2 of s (the closest,

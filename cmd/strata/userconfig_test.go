@@ -142,3 +142,70 @@ func TestBadConfigFile(t *testing.T) {
 		t.Errorf("bad STRATA_LAYOUT: exit %d %s", r.code, r.stderr)
 	}
 }
+
+// The config file applies wherever its settings' flags exist: sessions
+// resume and branch (model, max_tokens), bench cache (provider, model) and
+// replay (provider, layout). bench cache and replay skip, with a warning,
+// a provider or model they cannot price; 'strata config' lists where each
+// setting applies.
+func TestConfigFileAppliesToEveryCommandWithTheFlag(t *testing.T) {
+	srv := doneServer(t, 3)
+	ws := t.TempDir()
+	key := []string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL(), "STRATA_DATA_DIR=" + t.TempDir()}
+	r := runCLI(t, ws, key, "run", "hi")
+	m := sessionLine.FindStringSubmatch(r.stderr)
+	if r.code != 0 || m == nil {
+		t.Fatalf("run: exit %d\n%s", r.code, r.stderr)
+	}
+	cfg := writeConfig(t, "provider: anthropic\nmodel: claude-opus-4-1\nmax_tokens: 77\n")
+	withCfg := append(key, "STRATA_CONFIG="+cfg)
+	for i, args := range [][]string{{"sessions", "resume", m[1], "more"}, {"sessions", "branch", m[1], "--turn", "0", "other"}} {
+		r := runCLI(t, ws, withCfg, args...)
+		if r.code != 0 || len(srv.Received()) != i+2 {
+			t.Fatalf("%v: exit %d, %d requests\n%s", args, r.code, len(srv.Received()), r.stderr)
+		}
+		body := string(srv.Received()[i+1].Body)
+		if !strings.Contains(body, `"model":"claude-opus-4-1"`) || !strings.Contains(body, `"max_tokens":77`) {
+			t.Errorf("%v did not take model and max_tokens from the file: %.300s", args, body)
+		}
+	}
+
+	dir := trainLinks(t, 1)
+	bench := func(env []string, extra ...string) (benchJSON, string) {
+		t.Helper()
+		args := append([]string{"bench", "cache", "--trajectories", dir, "--scenario", "append", "--layouts", "flat", "--format", "json"}, extra...)
+		r := runCLI(t, t.TempDir(), env, args...)
+		var rep benchJSON
+		if err := json.Unmarshal([]byte(r.stdout), &rep); r.code != 0 || err != nil {
+			t.Fatalf("%v: exit %d %v\n%s", args, r.code, err, r.stderr)
+		}
+		return rep, r.stderr + r.stdout
+	}
+	gemini := writeConfig(t, "provider: gemini\nmodel: gemini-2.5-pro\nlayout: kiro\n")
+	if rep, out := bench([]string{"STRATA_CONFIG=" + gemini}); rep.Provider != "gemini" || !strings.Contains(out, `"model": "gemini-2.5-pro"`) {
+		t.Errorf("bench cache with the file's provider and model: provider %q\n%.400s", rep.Provider, out)
+	}
+	if rep, out := bench([]string{"STRATA_CONFIG=" + gemini}, "--provider", "openai"); rep.Provider != "openai" ||
+		!strings.Contains(out, "model gemini-2.5-pro (from "+gemini+":2) is not used by 'strata bench cache': it is a gemini model and the simulator is openai") {
+		t.Errorf("bench cache --provider openai with a gemini model in the file: provider %q\n%.600s", rep.Provider, out)
+	}
+	ollama := writeConfig(t, "provider: ollama\n")
+	if rep, out := bench([]string{"STRATA_CONFIG=" + ollama}); rep.Provider != "anthropic" ||
+		!strings.Contains(out, "provider ollama (from "+ollama+":1) is not used by 'strata bench cache': it has no cache simulator") {
+		t.Errorf("bench cache with a provider it cannot simulate: provider %q\n%.600s", rep.Provider, out)
+	}
+
+	traj, _ := filepath.Glob(filepath.Join(dir, "*.traj.json"))
+	r = runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + gemini}, "replay", "--trajectory", traj[0])
+	if r.code != 0 || !strings.Contains(r.stdout, "layout kiro · gemini cache rules") {
+		t.Errorf("replay with the file's layout and provider: exit %d\n%.300s\n%s", r.code, r.stdout, r.stderr)
+	}
+
+	r = runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + gemini}, "config")
+	for _, want := range []string{"  provider: acp, bench cache, chat, render, replay, run, sessions branch, sessions resume\n",
+		"  layout: acp, chat, render, replay, run, sessions branch, sessions resume\n"} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("config does not say where settings apply (%q):\n%s", want, r.stdout)
+		}
+	}
+}

@@ -1,8 +1,9 @@
 // Package apicount asks a provider's own token-counting endpoint how many
 // input tokens a request holds: Anthropic's messages.count_tokens (POST
-// /v1/messages/count_tokens, through anthropic-sdk-go) and the Gemini API's
+// /v1/messages/count_tokens, through anthropic-sdk-go), the Gemini API's
 // models.countTokens (POST /v1beta/models/MODEL:countTokens, through
-// google.golang.org/genai). Unlike the local counters of package token, the
+// google.golang.org/genai) and Bedrock Runtime's CountTokens (POST
+// /model/MODEL/count-tokens, through aws-sdk-go-v2). Unlike the local counters of package token, the
 // answer is the provider's exact count for that model; it costs one HTTP
 // request and needs an API key. The other providers publish no such
 // endpoint (ErrUnsupported).
@@ -31,8 +32,15 @@ var ErrUnsupported = errors.New("provider has no token-counting endpoint")
 
 // Config is where and how to reach the endpoint.
 type Config struct {
-	// APIKey is the provider's key (ANTHROPIC_API_KEY, GEMINI_API_KEY).
+	// APIKey is the provider's key (ANTHROPIC_API_KEY, GEMINI_API_KEY), or
+	// Bedrock's AWS access key id (AWS_ACCESS_KEY_ID).
 	APIKey string
+	// Secret and SessionToken complete Bedrock's static AWS credentials
+	// (AWS_SECRET_ACCESS_KEY, AWS_SESSION_TOKEN); without APIKey and Secret
+	// Bedrock uses the AWS SDK's default credential chain.
+	Secret, SessionToken string
+	// Region is Bedrock's AWS region ("" = us-east-1).
+	Region string
 	// BaseURL is the API root ("" = the SDK's default, the public API).
 	BaseURL string
 	// HTTPClient carries the request (nil = http.DefaultClient).
@@ -47,6 +55,8 @@ func Endpoint(provider string) string {
 		return "Anthropic messages.count_tokens"
 	case "gemini":
 		return "Gemini models.countTokens"
+	case "bedrock":
+		return "Bedrock CountTokens"
 	}
 	return ""
 }
@@ -61,8 +71,10 @@ func Count(ctx context.Context, provider, model string, body []byte, cfg Config)
 		return Anthropic(ctx, body, cfg)
 	case "gemini":
 		return Gemini(ctx, model, body, cfg)
+	case "bedrock":
+		return Bedrock(ctx, model, body, cfg)
 	}
-	return 0, fmt.Errorf("%s: %w (Anthropic and Gemini have one)", provider, ErrUnsupported)
+	return 0, fmt.Errorf("%s: %w (Anthropic, Gemini and Bedrock have one)", provider, ErrUnsupported)
 }
 
 // anthropicCountFields are the top-level fields of a Messages request that
@@ -70,17 +82,27 @@ func Count(ctx context.Context, provider, model string, body []byte, cfg Config)
 // max_tokens, stream, sampling and metadata are left out.
 var anthropicCountFields = []string{"model", "messages", "system", "tools", "tool_choice", "thinking", "mcp_servers", "context_management"}
 
-// Anthropic counts a Messages request body with messages.count_tokens.
-func Anthropic(ctx context.Context, body []byte, cfg Config) (int64, error) {
+// pick returns the top-level fields of the JSON object body that are in
+// fields, or an error when body is not a JSON object.
+func pick(body []byte, fields []string) (map[string]json.RawMessage, error) {
 	var req map[string]json.RawMessage
 	if err := json.Unmarshal(body, &req); err != nil {
-		return 0, fmt.Errorf("anthropic count_tokens: request body: %w", err)
+		return nil, fmt.Errorf("request body: %w", err)
 	}
 	keep := map[string]json.RawMessage{}
-	for _, k := range anthropicCountFields {
+	for _, k := range fields {
 		if v, ok := req[k]; ok {
 			keep[k] = v
 		}
+	}
+	return keep, nil
+}
+
+// Anthropic counts a Messages request body with messages.count_tokens.
+func Anthropic(ctx context.Context, body []byte, cfg Config) (int64, error) {
+	keep, err := pick(body, anthropicCountFields)
+	if err != nil {
+		return 0, fmt.Errorf("anthropic count_tokens: %w", err)
 	}
 	countBody, err := json.Marshal(keep)
 	if err != nil {

@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -23,6 +24,7 @@ func countServer(t *testing.T, check func(r *http.Request, body map[string]any) 
 			return
 		}
 		if problem := check(r, body); problem != "" {
+			t.Logf("rejected: %s; body %s", problem, raw)
 			http.Error(w, `{"error":{"message":"`+problem+`"}}`, http.StatusBadRequest)
 			return
 		}
@@ -92,5 +94,36 @@ func TestCountErrors(t *testing.T) {
 	}
 	if _, err := Count(context.Background(), "gemini", "m", []byte(`[`), Config{}); err == nil {
 		t.Error("a body that is not JSON was counted")
+	}
+}
+
+// Bedrock's CountTokens gets the rendered Converse request's countable
+// fields under input.converse, signed (SigV4) with the static key given.
+func TestBedrockSendsTheConverseRequest(t *testing.T) {
+	t.Setenv("AWS_CONFIG_FILE", filepath.Join(t.TempDir(), "none"))
+	t.Setenv("AWS_SHARED_CREDENTIALS_FILE", filepath.Join(t.TempDir(), "none"))
+	body := `{"messages":[{"content":[{"text":"hi"},{"cachePoint":{"type":"default"}}],"role":"user"}],
+		"system":[{"text":"sys"}],"toolConfig":{"tools":[{"toolSpec":{"name":"glob","inputSchema":{"json":{"type":"object"}}}}]},
+		"inferenceConfig":{"maxTokens":1024}}`
+	model := "us.anthropic.claude-sonnet-4-5-20250929-v1:0"
+	srv := countServer(t, func(r *http.Request, b map[string]any) string {
+		in, _ := b["input"].(map[string]any)
+		conv, _ := in["converse"].(map[string]any)
+		msgs, _ := json.Marshal(conv["messages"])
+		switch {
+		case r.Method != http.MethodPost || r.URL.EscapedPath() != "/model/us.anthropic.claude-sonnet-4-5-20250929-v1%3A0/count-tokens":
+			return "wrong endpoint " + r.Method + " " + r.URL.EscapedPath()
+		case !strings.HasPrefix(r.Header.Get("Authorization"), "AWS4-HMAC-SHA256 Credential=fake-id/"):
+			return "not signed with the static key"
+		case conv == nil || conv["system"] == nil || conv["toolConfig"] == nil || !strings.Contains(string(msgs), `"text":"hi"`):
+			return "input.converse lacks the rendered messages, system or toolConfig"
+		case conv["inferenceConfig"] != nil || b["inferenceConfig"] != nil:
+			return "CountTokens does not take inferenceConfig"
+		}
+		return ""
+	}, `{"inputTokens":3080}`)
+	n, err := Count(context.Background(), "bedrock", model, []byte(body), Config{APIKey: "fake-id", Secret: "fake-secret", BaseURL: srv.URL})
+	if err != nil || n != 3080 {
+		t.Fatalf("Count = %d, %v; want 3080", n, err)
 	}
 }

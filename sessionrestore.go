@@ -1,0 +1,117 @@
+package strata
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/session"
+)
+
+// Restoring a stored session: the whole conversation of its latest loop (a
+// loop per prompt, chained: docs/turn.md, rule 2), or a branch of it.
+
+// branchPoint is where a branch starts: turn of loop, or, with loop "", the
+// turn numbered turn across the latest conversation.
+type branchPoint struct {
+	loop string
+	turn int
+}
+
+// restore loads the stored loop (or branches it) into s.
+func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, branch *branchPoint) error {
+	st := s.ws.store
+	d, err := st.LoadSession(ctx, id)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
+	}
+	s.id = d.ID
+	// Read the history only once no other writer can add to it.
+	if err := s.hold(ctx); err != nil {
+		return err
+	}
+	loop, err := st.LatestLoop(ctx, d.ID)
+	if err != nil {
+		return &ConfigError{Err: fmt.Errorf("session %s has no loop to continue: %w", d.ID, err)}
+	}
+	if branch != nil {
+		at, index, err := branchAt(ctx, st, d.ID, loop, *branch)
+		if err != nil {
+			return err
+		}
+		nl := agent.NewID()
+		if err := st.Branch(ctx, d.ID, at, index, nl); err != nil {
+			return &ConfigError{Err: fmt.Errorf("branch session %s at turn %d of loop %s: %w (see 'strata sessions show %s')", d.ID, index, at, err, d.ID)}
+		}
+		loop = nl
+	}
+	var next int
+	if s.agent, next, err = restoreLoop(ctx, st, cfg, loop); err != nil {
+		return err
+	}
+	if branch != nil {
+		return nil
+	}
+	if s.pending, err = st.Pending(ctx, loop); err != nil {
+		return err
+	}
+	s.pendingTurn = next - 1
+	return nil
+}
+
+// branchAt resolves b to a loop and a turn index in it: a turn numbered
+// across the conversation of the session's latest loop, or a turn of a
+// named loop (which must belong to the session; Branch checks the turn).
+func branchAt(ctx context.Context, st session.Store, sid, latest string, b branchPoint) (string, int, error) {
+	if b.loop != "" {
+		return b.loop, b.turn, nil
+	}
+	rec, err := st.ReadLoop(ctx, latest)
+	if err != nil {
+		return "", 0, err
+	}
+	turns := rec.Numbered()
+	if b.turn >= len(turns) {
+		return "", 0, &ConfigError{Err: fmt.Errorf("branch session %s at turn %d: its conversation has turns 0–%d (see 'strata sessions show %s'): %w",
+			sid, b.turn, len(turns)-1, sid, session.ErrNotFound)}
+	}
+	return turns[b.turn].LoopID, turns[b.turn].Index, nil
+}
+
+// restoreLoop returns an agent with cfg continuing the stored loop (the
+// conversation's history, the loops it continues included, replayed through
+// the layout by agent.Restore; the conversation's id and token usage so
+// far) and the index of the loop's next turn. A loop that has run no turn
+// yet and is a branch gets its first turn triggered by event.TriggerBranch.
+func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop string) (*agent.Agent, int, error) {
+	rec, err := st.ReadLoop(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	hist, err := st.History(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	next, err := st.NextTurnIndex(ctx, loop)
+	if err != nil {
+		return nil, 0, err
+	}
+	cfg.ConversationID = rec.ConversationID()
+	a, err := agent.Restore(cfg, loop, hist, next)
+	if err != nil {
+		return nil, 0, err
+	}
+	var used llm.Usage
+	for _, l := range append(rec.Before, *rec) {
+		for _, t := range l.Turns {
+			used = used.Add(t.Usage)
+		}
+	}
+	a.RestoreUsage(used)
+	if next == 0 && rec.Trigger == event.TriggerBranch {
+		a.SetFirstTrigger(event.TriggerBranch)
+	}
+	return a, next, nil
+}
