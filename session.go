@@ -63,6 +63,7 @@ type Session struct {
 	mcp     []*mcp.Manager
 	release func()
 	parts   loopParts // what the session's loop was built from, for an agent swap
+	keep    *keeper   // keep-alive pings (keepalive.go)
 
 	pending     []llm.Block
 	pendingTurn int
@@ -172,6 +173,7 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 	if err != nil {
 		return nil, err
 	}
+	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
 	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
 	if len(o.MCPServers) > 0 {
 		s.parts.own = s.mcp[len(s.mcp)-1]
@@ -385,8 +387,9 @@ func (s *Session) LoopID() string { return s.agent.LoopID() }
 // History returns the loop's conversation so far (shared; do not modify).
 func (s *Session) History() []llm.Message { return s.agent.History() }
 
-// Usage returns the summed usage of every model call of the loop.
-func (s *Session) Usage() llm.Usage { return s.agent.Usage() }
+// Usage returns the summed usage of every model call of the loop and of
+// the session's keep-alive pings (KeepAlive).
+func (s *Session) Usage() llm.Usage { return s.agent.Usage().Add(s.keep.stats().Usage) }
 
 // MCP returns the MCP managers whose tools and prompts the session offers:
 // the agent's, then the session's own (SessionOptions.MCPServers).
@@ -532,6 +535,7 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
+	s.keep.close()
 	s.bus.Close()
 	s.release()
 	lerr := s.lease.Release()

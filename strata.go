@@ -188,6 +188,13 @@ type Options struct {
 	// Now is the clock of the request time layouts may print (nil =
 	// time.Now).
 	Now func() time.Time
+	// KeepAlive configures the keep-alive pings of every session: the
+	// last request re-sent with max_tokens 1 while the session idles, so
+	// its cache entry is read instead of lost (docs/keepalive.md). The
+	// zero value pings as DefaultKeepAlive says (Anthropic and Bedrock
+	// models, layouts that ask for pings: at most 11 pings per idle
+	// stretch, 4 min 30 s apart).
+	KeepAlive KeepAlive
 
 	// Warn receives warnings (missing resources, MCP servers that failed to
 	// launch, unknown tool names); nil logs them with slog.Warn.

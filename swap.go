@@ -69,6 +69,7 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
+	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
 	var a *agent.Agent
 	if len(s.agent.History()) == 0 { // nothing stored yet: the loop starts under the new agent
 		a, err = agent.Restore(cfg, s.agent.LoopID(), nil, 0)

@@ -70,6 +70,13 @@ const (
 	// ToolCallApproved / ToolCallDenied decision that follows.
 	ToolCallModeInvoked Kind = "tool_call_mode_invoked"
 	Progress            Kind = "progress" // a plain-text status line
+	// CacheKeepAlive: the runtime re-sent the session's last request with a
+	// one-token answer while the session idled, so its prompt cache entry
+	// was read (and kept) instead of expiring (docs/keepalive.md). Usage is
+	// the ping's, Ping its 1-based number in the idle stretch, Text says
+	// "keep-alive ping N of MAX". It belongs to no turn (Turn is nil), and
+	// the ping is never part of the conversation or the session store.
+	CacheKeepAlive Kind = "cache_keepalive"
 	// Dropped is made by the bus, never emitted: a Subscribe observer with
 	// the Drop policy receives it before its next delivered event (or last,
 	// at Close) when events did not fit its queue. DroppedCount is how many
@@ -135,6 +142,9 @@ type Event struct {
 	// DroppedCount is, on a Dropped event, how many events this observer
 	// lost (Drop policy).
 	DroppedCount int64 `json:"dropped_count,omitempty"`
+	// Ping is, on a CacheKeepAlive event, the ping's 1-based number in its
+	// idle stretch.
+	Ping int `json:"ping,omitempty"`
 	// ChildLoopID is set on ToolExecutionEnd of a sub-agent tool call.
 	ChildLoopID string `json:"child_loop_id,omitempty"`
 	// PreviousLoopID is set on the TurnStart of a loop's first turn (index

@@ -30,6 +30,7 @@ every client with --kiro-dialect.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return acpMain(cmd.Context(), f, kiro) },
 	}
 	addRunFlags(cmd, &f)
+	addKeepAliveFlag(cmd, &f)
 	cmd.Flags().BoolVar(&kiro, "kiro-dialect", false, "send kiro's _kiro.dev/session/update and tool_call_chunk to every client")
 	// Output goes over ACP and sessions are chosen by session/new and
 	// session/load, so these run flags do not apply.

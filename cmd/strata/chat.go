@@ -59,6 +59,7 @@ API key the offline demo answers the first prompt only. All 'run' flags apply;
 	addRunFlags(cmd, &f)
 	cmd.Flags().BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
 	addSessionFlags(cmd.Flags(), &f)
+	addKeepAliveFlag(cmd, &f)
 	return cmd
 }
 
@@ -74,7 +75,11 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		return plainChat(ctx, s, in, msg, interactive)
+		res, err := plainChat(ctx, s, in, msg, interactive)
+		if res != nil {
+			res.Usage = withKeepAlive(s, res.Usage)
+		}
+		return res, err
 	})
 }
 
@@ -278,9 +283,12 @@ func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg s
 		s.SetMode(m)
 		fmt.Fprintf(w, "approval mode: %s\n", m)
 	case "usage":
-		u := total.Usage
+		u := withKeepAlive(s, total.Usage)
 		fmt.Fprintf(w, "%d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d\n",
 			total.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
+		if l := keepAliveLine(s); l != "" {
+			fmt.Fprintln(w, l)
+		}
 	default:
 		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /steer TEXT, /agent NAME, /usage, /exit)\n", cmd)
 	}

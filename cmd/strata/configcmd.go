@@ -36,9 +36,13 @@ commands each setting applies to.
 			return printConfig(os.Stdout, format)
 		},
 	}
-	run := newRunCmd()
+	run, chat := newRunCmd(), newChatCmd()
 	for _, s := range settings {
-		cmd.Flags().AddFlag(run.Flags().Lookup(s.flag))
+		fl := run.Flags().Lookup(s.flag)
+		if fl == nil {
+			fl = chat.Flags().Lookup(s.flag) // the interactive commands' own (keepalive)
+		}
+		cmd.Flags().AddFlag(fl)
 	}
 	cmd.Flags().StringVar(&format, "format", "table", "table or json")
 	return cmd

@@ -33,6 +33,7 @@ type runFlags struct {
 	trust                                      bool // --trust: the workspace's hooks and MCP servers may run
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
+	keepalive                                  *keepAliveFlag // --keepalive (chat, acp); nil = no pings (run)
 
 	// Set by chat's full-screen mode, not by flags: screen receives the
 	// loop's events and answers approvals instead of stdout and the
@@ -270,7 +271,7 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
 		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
-		Trust: cliTrust(f.trust)}
+		Trust: cliTrust(f.trust), KeepAlive: f.keepalive.options()}
 	f.context.apply(&o)
 	if f.compactTLDR && !f.compact {
 		return nil, usageError{errors.New("--compact-tldr needs --compact")}

@@ -43,6 +43,7 @@ var settings = []setting{
 	{key: "stream_idle_timeout", flag: "stream-idle-timeout", kind: "duration"},
 	{key: "max_retry_delay", flag: "max-retry-delay", kind: "duration"},
 	{key: "request_timeout", flag: "request-timeout", kind: "duration"},
+	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive}, // chat and acp only
 }
 
 // simCommands are the commands whose --provider names a cache simulator

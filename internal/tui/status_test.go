@@ -4,6 +4,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -48,5 +49,18 @@ func TestCountFormsStayShort(t *testing.T) {
 		if got := count(n); got != want || len(got) > 5 {
 			t.Errorf("count(%d) = %q, want %q (≤ 5 columns)", n, got, want)
 		}
+	}
+}
+
+// A keep-alive ping's tokens count in the status bar's usage, but it is
+// not a model call of the conversation.
+func TestKeepAliveUsageCounts(t *testing.T) {
+	m := New(nil, "h")
+	u := llm.Usage{Input: 3, CacheRead: 2000, Output: 1}
+	m.observe(event.Event{Kind: event.TurnEnd, Usage: &llm.Usage{Input: 10, Output: 5}})
+	m.observe(event.Event{Kind: event.CacheKeepAlive, Usage: &u, Ping: 1})
+	got, calls := m.Usage()
+	if calls != 1 || got.CacheRead != 2000 || got.Input != 13 || got.Output != 6 {
+		t.Errorf("usage %+v, %d calls; want the turn's and the ping's tokens, 1 call", got, calls)
 	}
 }

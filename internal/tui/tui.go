@@ -227,6 +227,10 @@ func (m *Model) observe(e event.Event) {
 			m.usage = m.usage.Add(*e.Usage)
 			m.calls++
 		}
+	case event.CacheKeepAlive: // a ping's tokens count, but it is no model call of the conversation
+		if e.Usage != nil {
+			m.usage = m.usage.Add(*e.Usage)
+		}
 	}
 }
 

@@ -1,0 +1,46 @@
+package main
+
+import (
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/strata-agent/strata"
+)
+
+// --keepalive takes auto or a count (0 = off) on chat and acp; run has no
+// pings; the config file's keepalive is checked the same way.
+func TestKeepAliveFlag(t *testing.T) {
+	for _, tt := range []struct {
+		arg  string
+		want strata.KeepAlive
+	}{
+		{"auto", strata.KeepAlive{}},
+		{"0", strata.KeepAlive{Off: true}},
+		{"3", strata.KeepAlive{MaxPings: 3}},
+	} {
+		var f runFlags
+		cmd := &cobra.Command{Use: "chat"}
+		addKeepAliveFlag(cmd, &f)
+		if err := cmd.Flags().Set("keepalive", tt.arg); err != nil {
+			t.Fatalf("--keepalive %s: %v", tt.arg, err)
+		}
+		if got := f.keepalive.options(); got != tt.want {
+			t.Errorf("--keepalive %s: options %+v; want %+v", tt.arg, got, tt.want)
+		}
+	}
+	for _, bad := range []string{"-1", "many", ""} {
+		if err := checkKeepAlive(bad); err == nil {
+			t.Errorf("keepalive %q was accepted", bad)
+		}
+	}
+	if newRunCmd().Flags().Lookup("keepalive") != nil {
+		t.Error("run has --keepalive; its process exits when the prompt ends")
+	}
+	if got := (runFlags{}).keepalive.options(); got != (strata.KeepAlive{Off: true}) {
+		t.Errorf("run's keep-alive options %+v; want off", got)
+	}
+	if newChatCmd().Flags().Lookup("keepalive").DefValue != "auto" || newACPCmd().Flags().Lookup("keepalive").DefValue != "auto" {
+		t.Error("chat and acp do not default to --keepalive auto")
+	}
+}

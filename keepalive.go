@@ -1,0 +1,384 @@
+package strata
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/strata-agent/strata/cachesim"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+)
+
+// KeepAlive configures a session's keep-alive pings (docs/keepalive.md):
+// while the session idles — between prompts, or while a tool runs — the
+// runtime re-sends the last request its loop sent, unchanged but for
+// max_tokens 1, just before the provider's cache entry would expire, so the
+// next request reads the cached prefix instead of writing it again. The
+// answer is discarded; its usage is reported (an event.CacheKeepAlive
+// event) and counted in Session.Usage, never in the conversation or the
+// session store.
+//
+// Pings are sent only for layouts that ask for them
+// (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes. The
+// zero value is the default: after each request r, the policy
+// DefaultKeepAlive derives from the provider's wire API, the model's price
+// and r (cachesim.KeepAliveForRequest), and no pings for a provider serving
+// Options.Replay or Options.Respond (a ping would take a scripted answer).
+type KeepAlive struct {
+	// Off sends no ping.
+	Off bool
+	// MaxPings caps the pings of one idle stretch; 0 = the default
+	// policy's (cachesim.KeepAliveForRequest: at most 11 on Anthropic and
+	// Bedrock). With a priced model the default bound still applies.
+	MaxPings int
+	// Interval is how long after the start of the last request (or ping)
+	// the next ping goes out; 0 = the default policy's (the cache lifetime
+	// less 30 s: 4 min 30 s).
+	Interval time.Duration
+	// Clock schedules the pings (nil = the real clock); tests pass a fake
+	// one so that no test waits minutes.
+	Clock KeepAliveClock
+}
+
+// KeepAliveClock is the time source of keep-alive pings, as the time
+// package's Now and AfterFunc: AfterFunc calls f once, on a goroutine of its
+// own, after d, unless stop is called first; stop reports whether it
+// stopped the call.
+type KeepAliveClock interface {
+	Now() time.Time
+	AfterFunc(d time.Duration, f func()) (stop func() bool)
+}
+
+type realClock struct{}
+
+func (realClock) Now() time.Time { return time.Now() }
+func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
+	return time.AfterFunc(d, f).Stop
+}
+
+// KeepAliveStats is what a session's keep-alive pings did: the policy in
+// force, the pings sent and their summed usage.
+type KeepAliveStats struct {
+	Policy cachesim.KeepAlive
+	Pings  int
+	Usage  llm.Usage
+}
+
+// DefaultKeepAlive is the keep-alive policy for the idle stretch after req
+// on a provider speaking api with model: cachesim.KeepAliveForRequest with
+// the model's price (cachesim.Lookup) and req's blocks counted as `strata
+// bench cache` counts them (token.Estimator), on the wire APIs with
+// explicit cache breakpoints (Anthropic, Bedrock); none elsewhere (OpenAI
+// and Gemini cache automatically: a ping is not worth its read), for a
+// model without a price, or for a request the rule does not ping (no
+// breakpoint, a prefix under the model's minimum, or one a 1-hour entry
+// keeps). req nil gives the bound before any request
+// (cachesim.KeepAliveFor).
+func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
+	if !breakpointAPI(api) {
+		return cachesim.KeepAlive{}
+	}
+	p, ok := cachesim.Lookup(model)
+	if !ok {
+		return cachesim.KeepAlive{}
+	}
+	if req == nil {
+		return cachesim.KeepAliveFor(p)
+	}
+	return cachesim.KeepAliveForRequest(p, cachesim.FromRequest(req, nil, time.Time{}, 0))
+}
+
+// breakpointAPI reports whether api caches at explicit breakpoints, the
+// only caches a ping keeps (docs/keepalive.md, rule 1).
+func breakpointAPI(api llm.API) bool { return api == llm.APIAnthropic || api == llm.APIBedrock }
+
+// keeper is a session's keep-alive pinger. It wraps the provider of the
+// session's own loop (not sub-agents' or the compaction summarizer's, whose
+// requests are other prefixes), remembers the last request sent and when,
+// and pings from a timer.
+type keeper struct {
+	opts    KeepAlive
+	clock   KeepAliveClock
+	offline bool // the provider serves Options.Replay / Options.Respond
+	bus     *event.Bus
+	session func() string   // the session's id, for the log
+	ctx     context.Context // cancelled by close: ends an in-flight ping
+	cancel  context.CancelFunc
+	wg      sync.WaitGroup // the ping in flight, if any
+
+	mu        sync.Mutex
+	inner     llm.Provider
+	model     string
+	keeps     bool               // the layout asks for pings (prompt.KeepsAliveOf)
+	policy    cachesim.KeepAlive // for the stretch after last
+	last      *llm.Request       // a copy of the last request sent without error
+	lastTouch time.Time          // start of the last request or ping that read the cache
+	requests  int                // the loop's requests in flight
+	pinging   bool
+	gen       uint64 // bumped by every request: a timer armed before it does nothing
+	pings     int    // pings of the current idle stretch
+	stop      func() bool
+	closed    bool
+	total     int
+	usage     llm.Usage
+}
+
+func newKeeper(o KeepAlive, offline bool, bus *event.Bus, session func() string) *keeper {
+	k := &keeper{opts: o, clock: o.Clock, offline: offline, bus: bus, session: session}
+	if k.clock == nil {
+		k.clock = realClock{}
+	}
+	k.ctx, k.cancel = context.WithCancel(context.Background())
+	return k
+}
+
+// wrap makes p (speaking model, for a loop on layout) the provider pings
+// go through and returns the provider the loop must use: p, seen by the
+// keeper. A new provider (an agent swap) forgets the last request: its
+// prefix is the old agent's.
+func (k *keeper) wrap(p llm.Provider, model string, layout prompt.Layout) llm.Provider {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.inner, k.model, k.last, k.pings = p, model, nil, 0
+	k.keeps = prompt.KeepsAliveOf(layout)
+	k.policy = k.resolve(p.API(), model, nil)
+	k.disarm()
+	return keptProvider{k}
+}
+
+// resolve is the policy of Options.KeepAlive for the stretch after req (nil:
+// before any request) on api and model: the default, capped by MaxPings
+// and timed by Interval when they are set; offline or without a price,
+// exactly MaxPings and Interval when both are set.
+func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
+	o := k.opts
+	if o.Off || !k.keeps || !breakpointAPI(api) {
+		return cachesim.KeepAlive{}
+	}
+	if _, priced := cachesim.Lookup(model); k.offline || !priced {
+		if o.MaxPings > 0 && o.Interval > 0 {
+			return cachesim.KeepAlive{Interval: o.Interval, MaxPings: o.MaxPings}
+		}
+		return cachesim.KeepAlive{}
+	}
+	pol := DefaultKeepAlive(api, model, req)
+	if pol.MaxPings <= 0 {
+		return cachesim.KeepAlive{}
+	}
+	if o.MaxPings > 0 {
+		pol.MaxPings = min(pol.MaxPings, o.MaxPings)
+	}
+	if o.Interval > 0 {
+		pol.Interval = o.Interval
+	}
+	return pol
+}
+
+// keptProvider is the loop's view of the keeper: the inner provider, with
+// every request seen.
+type keptProvider struct{ k *keeper }
+
+func (p keptProvider) Name() string { return p.k.provider().Name() }
+func (p keptProvider) API() llm.API { return p.k.provider().API() }
+
+func (p keptProvider) Stream(ctx context.Context, req *llm.Request, onDelta func(llm.Delta)) (*llm.Response, error) {
+	k := p.k
+	k.mu.Lock()
+	inner := k.inner
+	k.requests++
+	k.gen++
+	k.pings = 0 // a request starts a new idle stretch
+	k.disarm()
+	start := k.clock.Now()
+	k.mu.Unlock()
+	resp, err := inner.Stream(ctx, req, onDelta)
+	k.mu.Lock()
+	k.requests--
+	if err == nil {
+		// A failed request may not have reached the cache: the previous
+		// request and its time stay, so the next ping is not late.
+		k.last = cloneRequest(req)
+		k.policy = k.resolve(inner.API(), k.model, req)
+		if start.After(k.lastTouch) {
+			k.lastTouch = start
+		}
+	}
+	k.arm()
+	k.mu.Unlock()
+	return resp, err
+}
+
+func (k *keeper) provider() llm.Provider {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return k.inner
+}
+
+// pingable reports whether the last request may be pinged: a policy for
+// it, a request with cache breakpoints (a layout that places none has no
+// entry to keep), and no thinking budget (Anthropic wants max_tokens above
+// budget_tokens, and a ping without thinking would not read the messages'
+// entries: docs/keepalive.md, rule 4). Called with mu held.
+func (k *keeper) pingable() bool {
+	r := k.last
+	return r != nil && k.policy.Interval > 0 && k.policy.MaxPings > 0 &&
+		len(r.Breakpoints) > 0 && r.Reasoning.BudgetTokens == 0
+}
+
+// arm schedules the next ping, Interval after lastTouch, when the session
+// is idle and the stretch has pings left. Called with mu held.
+func (k *keeper) arm() {
+	k.disarm()
+	if k.closed || k.requests > 0 || k.pinging || k.pings >= k.policy.MaxPings || !k.pingable() {
+		return
+	}
+	d := max(k.lastTouch.Add(k.policy.Interval).Sub(k.clock.Now()), 0)
+	gen := k.gen
+	k.stop = k.clock.AfterFunc(d, func() { k.ping(gen) })
+}
+
+// disarm stops the pending timer, if any. Called with mu held.
+func (k *keeper) disarm() {
+	if k.stop != nil {
+		k.stop()
+		k.stop = nil
+	}
+}
+
+// ping sends one keep-alive ping for the idle stretch gen, unless a request
+// started since the timer was armed (gen moved on), one is in flight, the
+// stretch has used its pings or the session closed.
+func (k *keeper) ping(gen uint64) {
+	k.mu.Lock()
+	if k.closed || gen != k.gen || k.requests > 0 || k.pinging || k.pings >= k.policy.MaxPings || !k.pingable() {
+		k.mu.Unlock()
+		return
+	}
+	k.stop = nil
+	k.pinging = true
+	k.pings++
+	n, maxPings := k.pings, k.policy.MaxPings
+	req := cloneRequest(k.last)
+	req.MaxTokens = 1
+	inner, model := k.inner, k.model
+	start := k.clock.Now()
+	k.wg.Add(1)
+	k.mu.Unlock()
+	defer k.wg.Done()
+
+	resp, err := inner.Stream(k.ctx, req, nil)
+
+	k.mu.Lock()
+	k.pinging = false
+	if err != nil {
+		if gen == k.gen {
+			k.pings = k.policy.MaxPings // a failed ping ends the stretch's pings
+		}
+		closing := k.closed
+		k.mu.Unlock()
+		if !closing || !errors.Is(err, context.Canceled) {
+			slog.Warn("keep-alive ping failed; no more pings until the next request (docs/keepalive.md)",
+				"session", k.session(), "provider", inner.Name(), "model", model, "ping", n, "err", err)
+		}
+		return
+	}
+	k.total++
+	k.usage = k.usage.Add(resp.Usage)
+	if start.After(k.lastTouch) {
+		k.lastTouch = start
+	}
+	k.arm()
+	k.mu.Unlock()
+	slog.Debug("keep-alive ping", "session", k.session(), "provider", inner.Name(), "model", model, "ping", n,
+		"cache_read", resp.Usage.CacheRead, "cache_write", resp.Usage.CacheWrite, "input", resp.Usage.Input)
+	u := resp.Usage
+	k.bus.Emit(event.Event{Kind: event.CacheKeepAlive, Usage: &u, Provider: inner.Name(), Model: model, Ping: n,
+		Text: fmt.Sprintf("keep-alive ping %d of %d", n, maxPings)})
+}
+
+// close stops the timer, ends an in-flight ping and waits for it.
+func (k *keeper) close() {
+	if k == nil {
+		return
+	}
+	k.mu.Lock()
+	k.closed = true
+	k.disarm()
+	k.mu.Unlock()
+	k.cancel()
+	k.wg.Wait()
+}
+
+// stats returns the policy, pings and usage so far.
+func (k *keeper) stats() KeepAliveStats {
+	if k == nil {
+		return KeepAliveStats{}
+	}
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	return KeepAliveStats{Policy: k.policy, Pings: k.total, Usage: k.usage}
+}
+
+// KeepAlive returns what the session's keep-alive pings did so far: the
+// policy for the current idle stretch (zero when the session does not
+// ping), the pings sent and their summed usage (also counted in Usage).
+func (s *Session) KeepAlive() KeepAliveStats { return s.keep.stats() }
+
+// keepAlive makes cfg's provider go through the session's keeper (created
+// on first use). Call it after loopConfig, so the sub-agents and the
+// compaction summarizer keep the bare provider.
+func (s *Session) keepAlive(prov llm.Provider, model string, layout prompt.Layout) llm.Provider {
+	if s.keep == nil {
+		w := s.ws
+		s.keep = newKeeper(w.opts.KeepAlive, w.prov.srv != nil, s.bus, func() string { return s.id })
+	}
+	return s.keep.wrap(prov, model, layout)
+}
+
+// cloneRequest copies r deeply enough that later changes to the loop's
+// history, blocks or knobs cannot change it.
+func cloneRequest(r *llm.Request) *llm.Request {
+	c := *r
+	c.System = cloneBlocks(r.System)
+	c.Messages = make([]llm.Message, len(r.Messages))
+	for i, m := range r.Messages {
+		m.Content = cloneBlocks(m.Content)
+		c.Messages[i] = m
+	}
+	c.Tools = slices.Clone(r.Tools)
+	for i, t := range c.Tools {
+		c.Tools[i].InputSchema = bytes.Clone(t.InputSchema)
+	}
+	c.Stop = slices.Clone(r.Stop)
+	c.Breakpoints = slices.Clone(r.Breakpoints)
+	if r.Temperature != nil {
+		t := *r.Temperature
+		c.Temperature = &t
+	}
+	if r.TopP != nil {
+		p := *r.TopP
+		c.TopP = &p
+	}
+	return &c
+}
+
+func cloneBlocks(bs []llm.Block) []llm.Block {
+	if bs == nil {
+		return nil
+	}
+	out := make([]llm.Block, len(bs))
+	for i, b := range bs {
+		b.Data = bytes.Clone(b.Data)
+		b.Input = bytes.Clone(b.Input)
+		b.Content = cloneBlocks(b.Content)
+		out[i] = b
+	}
+	return out
+}
