@@ -16,6 +16,7 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/cachesim"
+	"github.com/strata-agent/strata/internal/benchcache"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/prompt"
 )
@@ -258,6 +259,13 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 		case uc.values[s.key] != "":
 			o.Value, o.Source = uc.values[s.key], fmt.Sprintf("%s:%d", uc.path, uc.lines[s.key])
 		}
+		if !sim && s.key == "model" && o.Source != "default" && !f.Changed {
+			if why := modelUnfit(o, out); why != "" {
+				warn(fmt.Sprintf("model %s (from %s) is not used: %s; the provider's default model is (pass --model to choose)",
+					o.Value, o.Source, why))
+				o.Value, o.Source = f.DefValue, "default"
+			}
+		}
 		if sim && o.Source != "default" && !f.Changed {
 			if why := simUnfit(c, s.key, o.Value); why != "" {
 				warn(fmt.Sprintf("%s %s (from %s) is not used by '%s': %s; it uses --%s %s (pass --%s to choose)",
@@ -374,6 +382,55 @@ func simUnfit(c *cobra.Command, key, value string) string {
 		}
 	}
 	return ""
+}
+
+// modelUnfit says why the model setting o (from the environment or the
+// file) cannot go with the provider chosen before it in done, or "" when it
+// can: the provider came from a stronger source (a flag over the
+// environment or the file, the environment over the file) and the price
+// table knows the model as another provider family's (Bedrock serves Claude
+// models; OpenAI's two APIs serve the same models). A model the table does
+// not know is kept: strata cannot tell (ollama, vllm, OpenRouter ids).
+func modelUnfit(o origin, done []origin) string {
+	var prov origin
+	for _, d := range done {
+		if d.Key == "provider" {
+			prov = d
+		}
+	}
+	if sourceRank(prov.Source) <= sourceRank(o.Source) {
+		return ""
+	}
+	price, ok := cachesim.Lookup(o.Value)
+	if !ok {
+		return ""
+	}
+	family := prov.Value
+	switch family {
+	case "openai-chat", "openai-responses":
+		family = "openai"
+	case "bedrock":
+		if price.Provider == "anthropic" {
+			return ""
+		}
+	}
+	if _, known := benchcache.DefaultModels[family]; !known || price.Provider == family {
+		return ""
+	}
+	return fmt.Sprintf("it is a model of %s and the provider is %s (from %s)", price.Provider, prov.Value, prov.Source)
+}
+
+// sourceRank orders origins by precedence: flag 3, env 2, file 1, default 0.
+func sourceRank(src string) int {
+	switch {
+	case strings.HasPrefix(src, "flag "):
+		return 3
+	case strings.HasPrefix(src, "env "):
+		return 2
+	case src == "default" || src == "":
+		return 0
+	}
+	return 1
 }
 
 // configFileHelp describes the config file for help texts.

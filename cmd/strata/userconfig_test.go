@@ -37,6 +37,17 @@ func TestConfigFileDefaultsAndPrecedence(t *testing.T) {
 	if r.code != 0 || !strings.Contains(r.stderr, "provider openai-chat · model gpt-4.1") {
 		t.Errorf("render with the file's provider and model: exit %d\n%s", r.code, r.stderr)
 	}
+	// A provider chosen above the file does not take the file's model of
+	// another family (gpt-4.1 is OpenAI's); a model of its own family does.
+	r = runCLI(t, ws, env, "render", "--provider", "anthropic", "hi")
+	if r.code != 0 || !strings.Contains(r.stderr, "provider anthropic · model claude-") ||
+		!strings.Contains(r.stderr, "model gpt-4.1 (from "+cfg+":4) is not used: it is a model of openai and the provider is anthropic (from flag --provider)") {
+		t.Errorf("--provider anthropic over the file's openai model: exit %d\n%s", r.code, r.stderr)
+	}
+	r = runCLI(t, ws, append(env, "STRATA_PROVIDER=bedrock", "STRATA_MODEL=claude-haiku-4-5"), "render", "hi")
+	if r.code != 0 || strings.Contains(r.stderr, "is not used") || !strings.Contains(r.stderr, "model claude-haiku-4-5") {
+		t.Errorf("bedrock with a Claude model from the environment: exit %d\n%s", r.code, r.stderr)
+	}
 	r = runCLI(t, ws, append(env, "STRATA_LAYOUT=panels"), "render", "--explain", "hi")
 	if !strings.Contains(r.stdout, "layout panels ·") {
 		t.Errorf("STRATA_LAYOUT did not beat the file:\n%s", r.stdout)
