@@ -146,10 +146,10 @@ func loadBenchSessions(dir string, sc benchcache.Scenario, d benchcache.Derivati
 // benchCacheOptions are the flags of `bench cache`.
 type benchCacheOptions struct {
 	dir, provider, model, scenario, format, report, agent, mcpTools string
-	layouts                                               []string
-	pauseEvery, parallel                                  int
-	pauseLength                                           time.Duration
-	pauseSeed                                             uint64
+	layouts                                                         []string
+	pauseEvery, parallel                                            int
+	pauseLength                                                     time.Duration
+	pauseSeed                                                       uint64
 }
 
 // benchProviders are the simulators `--provider all` runs.
