@@ -43,6 +43,14 @@ import "time"
 //     bounds any layout's (rounding is monotone), and moves the rest to
 //     Input.
 //
+// Keep-alive pings (KeepAliveFor: Anthropic, Bedrock) are allowed too: a
+// chain may span a gap longer than its TTL when pings keep the entry alive,
+// each ping charged as one read of the key (ttl apart, ⌈gap/ttl⌉ − 1 of
+// them, without the ping bound: the oracle knows the gaps). A real ping
+// reads the whole prompt, so charging each key only for itself keeps the
+// bound below any pinging layout. With the 1-hour keep-alive above this
+// matters only for gaps over an hour.
+//
 // Breakpoint limits, the lookback, and the minimum of each single
 // breakpoint's prefix on Anthropic are not modelled: each only removes hits,
 // so ignoring them keeps the bound valid.
@@ -84,6 +92,7 @@ func Oracle(p Price, session []Request) []Result {
 		opts[0].ttl = max(opts[0].ttl, TTL1h)
 	}
 	freeWrites := p.CacheWrite5m <= p.Input
+	pings := KeepAliveFor(p).Interval > 0
 	var times []time.Time
 	var ws []int64
 	var cls []class
@@ -94,12 +103,19 @@ func Oracle(p Price, session []Request) []Result {
 			times = append(times, session[o.req].At)
 			ws = append(ws, o.w)
 		}
-		cls = schedule(times, ws, p.Input, p.CacheRead, opts, cls)
+		cls = schedule(times, ws, p.Input, p.CacheRead, opts, pings, cls)
 		for n, o := range list {
 			r := &out[o.req]
 			switch cls[n] {
 			case classRead:
 				r.CacheRead += o.w
+				if np := pingsBetween(times[n-1], times[n], opts[0].ttl, pings); np > 0 {
+					// The pings that kept the entry alive re-send the
+					// previous occurrence's request: charged there.
+					prev := &out[list[n-1].req]
+					prev.CacheRead += int64(np) * list[n-1].w
+					prev.Prompt += int64(np) * list[n-1].w
+				}
 			case classWrite5m:
 				if freeWrites {
 					r.Input += o.w
@@ -123,6 +139,16 @@ func Oracle(p Price, session []Request) []Result {
 		out[i].CacheWrite = out[i].CacheWrite5m + out[i].CacheWrite1h
 	}
 	return out
+}
+
+// pingsBetween returns how many pings, ttl apart, keep an entry written or
+// read at a alive until b: ⌈(b − a)/ttl⌉ − 1 (0 when !pings).
+func pingsBetween(a, b time.Time, ttl time.Duration, pings bool) int {
+	gap := b.Sub(a)
+	if !pings || ttl <= 0 || gap <= ttl {
+		return 0
+	}
+	return int((gap+ttl-1)/ttl) - 1
 }
 
 // stepDown rounds a read of n tokens down to what an automatic cache with
@@ -164,11 +190,13 @@ type ttlOption struct {
 // schedule returns the cheapest class of each occurrence of one key, given
 // the occurrence times (non-decreasing) and weights (tokens). A chain j..i
 // (all consecutive gaps ≤ ttl, i > j) costs w_j·write + read·Σ_{j<l≤i} w_l; an
-// occurrence outside any chain costs w·base. f[i] = min(f[i−1] + w_i·base,
+// occurrence outside any chain costs w·base. With pings, a chain may also
+// span longer gaps: the gap after occurrence l costs read·w_l·(⌈gap/ttl⌉ − 1)
+// more (the pings that keep it alive), kept in the prefix sums P. f[i] = min(f[i−1] + w_i·base,
 // min_j f[j−1] + w_j·write − read·W_j + read·W_i) over the chain starts j the
 // gaps allow, found with a sliding-window minimum (a monotone deque), so the
 // whole schedule is O(k) per TTL option.
-func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOption, cls []class) []class {
+func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOption, pings bool, cls []class) []class {
 	k := len(times)
 	cls = append(cls[:0], make([]class, k)...)
 	if k == 0 {
@@ -181,6 +209,16 @@ func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOptio
 	for i := 1; i <= k; i++ {
 		W[i] = W[i-1] + float64(ws[i-1])
 	}
+	// P[o][i]: read-weighted pings of option o for the gaps after
+	// occurrences 1..i−1 (a chain j..i pays P[o][i] − P[o][j]).
+	P := make([][]float64, len(opts))
+	for o := range opts {
+		P[o] = make([]float64, k+1)
+		for i := 2; i <= k; i++ {
+			P[o][i] = P[o][i-1]
+			P[o][i] += float64(ws[i-2]) * float64(pingsBetween(times[i-2], times[i-1], opts[o].ttl, pings))
+		}
+	}
 	type dq struct {
 		idx []int // candidate chain starts, g increasing
 		lo  int   // smallest valid start for the current i
@@ -189,13 +227,13 @@ func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOptio
 	for o := range qs {
 		qs[o].lo = 1
 	}
-	g := func(o, j int) float64 { return f[j-1] + float64(ws[j-1])*opts[o].write - read*W[j] }
+	g := func(o, j int) float64 { return f[j-1] + float64(ws[j-1])*opts[o].write - read*(W[j]+P[o][j]) }
 	for i := 1; i <= k; i++ {
 		f[i] = f[i-1] + float64(ws[i-1])*base
 		how[i], howOpt[i] = -1, -1
 		for o := range opts {
 			q := &qs[o]
-			if i > 1 && times[i-1].Sub(times[i-2]) > opts[o].ttl {
+			if i > 1 && !pings && times[i-1].Sub(times[i-2]) > opts[o].ttl {
 				q.lo = i
 				q.idx = q.idx[:0]
 			}
@@ -215,7 +253,7 @@ func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOptio
 				continue
 			}
 			j := q.idx[0]
-			if c := g(o, j) + read*W[i]; c < f[i] {
+			if c := g(o, j) + read*(W[i]+P[o][i]); c < f[i] {
 				f[i], how[i], howOpt[i] = c, j, o
 			}
 		}

@@ -11,7 +11,9 @@ import (
 // otherwise.
 func TestOracleDesignRule(t *testing.T) {
 	p, _ := Lookup("claude-sonnet-4-5")
-	p.CacheWrite1h = 0 // single TTL: exactly DESIGN.md's rule
+	p.CacheWrite1h = 0 // single TTL and, below, no keep-alive pings: exactly DESIGN.md's rule
+	pinging := p
+	p.Provider = "" // KeepAliveFor pings only for anthropic and bedrock
 	sys := Block{Key: 1, Tokens: 1000}
 	u1 := Block{Key: 2, Tokens: 100}
 	a1 := Block{Key: 3, Tokens: 50}
@@ -37,6 +39,14 @@ func TestOracleDesignRule(t *testing.T) {
 		if g.Input+g.CacheRead+g.CacheWrite != g.Prompt {
 			t.Errorf("request %d: partition %+v", i, g)
 		}
+	}
+	// With pings (Anthropic's policy), sys and u2 stay alive over the 19
+	// minutes: three pings (5 minutes apart) of their 1,070 tokens, charged
+	// as reads to request 1, which they re-send, cost less than a second
+	// base read.
+	got = Oracle(pinging, session)
+	if got[1].CacheWrite != 70 || got[1].CacheRead != 1100+3*1070 || got[2].CacheRead != 1070 || got[2].Input != 0 {
+		t.Errorf("with pings: %+v", got)
 	}
 }
 

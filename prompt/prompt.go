@@ -277,6 +277,23 @@ func NeedsOf(l Layout) Needs {
 	return Needs{}
 }
 
+// KeepAliveReporter is implemented by layouts whose cache decisions count
+// on keep-alive pings: while the session is idle the runtime re-sends the
+// last request with a one-token answer shortly before its cache entry
+// expires, as often as cachesim.KeepAliveForRequest allows for that
+// request (Aider's --cache-keepalive-pings is the same idea; docs/cachefit.md).
+// KeepsAlive must return the same value for the layout's lifetime.
+type KeepAliveReporter interface {
+	KeepsAlive() bool
+}
+
+// KeepsAliveOf reports whether the runtime should ping for l (false when l
+// does not implement KeepAliveReporter).
+func KeepsAliveOf(l Layout) bool {
+	k, ok := l.(KeepAliveReporter)
+	return ok && k.KeepsAlive()
+}
+
 // Skill is the metadata of an Agent Skill (SKILL.md front matter).
 type Skill struct {
 	Name        string

@@ -301,7 +301,19 @@ func writeBenchTable(stdout io.Writer, rep *benchcache.Report) error {
 	if err := tw.Flush(); err != nil {
 		return err
 	}
-	_, err := fmt.Fprintf(stdout, "%d trajectories · %s · %s cache rules · priced as %s\n", rep.Trajectories, rep.Describe(), rep.Provider, rep.Model)
+	if _, err := fmt.Fprintf(stdout, "%d trajectories · %s · %s cache rules · priced as %s\n", rep.Trajectories, rep.Describe(), rep.Provider, rep.Model); err != nil {
+		return err
+	}
+	var pings []string
+	for _, l := range rep.Order {
+		if n := rep.Layouts[l].Pings; n > 0 {
+			pings = append(pings, fmt.Sprintf("%s %d", l, n))
+		}
+	}
+	if len(pings) == 0 {
+		return nil
+	}
+	_, err := fmt.Fprintf(stdout, "keep-alive pings while idle (in the costs above; the last request re-sent with a one-token answer): %s\n", strings.Join(pings, ", "))
 	return err
 }
 

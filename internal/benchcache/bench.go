@@ -51,6 +51,12 @@ type Totals struct {
 	CacheWrite int64   `json:"cache_write_tokens"`
 	Output     int64   `json:"output_tokens"`
 	Requests   int     `json:"requests"`
+	// Pings is the keep-alive pings the runtime sent for the layout while
+	// sessions idled (prompt.KeepsAliveOf; cachesim.WithPings): each
+	// re-sends the previous request with a one-token answer, and its
+	// tokens and cost are in the figures above; Requests does not count
+	// them.
+	Pings int `json:"pings,omitempty"`
 	// PromptPerCall is the mean prompt tokens per request (input + cache
 	// read + cache write over requests): a layout that is cheap because it
 	// sends less shows here.
@@ -77,6 +83,7 @@ func (t *Totals) add(o Totals) {
 	t.CacheWrite += o.CacheWrite
 	t.Output += o.Output
 	t.Requests += o.Requests
+	t.Pings += o.Pings
 	t.finish()
 }
 
@@ -260,7 +267,6 @@ func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, 
 		}
 		sim := simulator(o.Provider, price)
 		reqs := make([]cachesim.Request, 0, len(s.Calls))
-		var sum cachesim.Result
 		for i, c := range s.Calls {
 			pc := c.Context
 			pc.Model, pc.API, pc.AutoCache = price.ID, api(o.Provider), autoCache(o.Provider, price, o.Counter)
@@ -268,16 +274,32 @@ func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, 
 			if err != nil {
 				return tr, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)
 			}
-			r := cachesim.FromRequest(req, o.Counter, c.At, c.Output)
+			reqs = append(reqs, cachesim.FromRequest(req, o.Counter, c.At, c.Output))
+		}
+		var policy func(cachesim.Request) cachesim.KeepAlive
+		if prompt.KeepsAliveOf(layout) {
+			policy = func(r cachesim.Request) cachesim.KeepAlive { return cachesim.KeepAliveForRequest(price, r) }
+		}
+		trace, ping := cachesim.WithPings(reqs, policy)
+		var sum cachesim.Result
+		call, pings := 0, 0
+		for n, r := range trace {
 			res, err := sim.Simulate(r)
 			if err != nil {
-				return tr, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)
+				return tr, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, call, err)
 			}
 			sum = sum.Add(res)
-			reqs = append(reqs, r)
+			if ping[n] {
+				pings++
+				continue
+			}
+			call++
 			tr.HitPerCall[name] = append(tr.HitPerCall[name], res.HitRatio())
 		}
-		tr.Layouts[name] = totals(price, sum)
+		sum.Requests -= int64(pings)
+		t := totals(price, sum)
+		t.Pings = pings
+		tr.Layouts[name] = t
 		or := totals(price, cachesim.Sum(cachesim.Oracle(price, reqs)))
 		if best < 0 || or.CostUSD < best {
 			best, tr.Oracle, tr.OracleLayout = or.CostUSD, or, name

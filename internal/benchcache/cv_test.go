@@ -60,20 +60,8 @@ func TestManagedCrossValidation(t *testing.T) {
 		}
 		var inAll, outAll float64
 		for f := 0; f < folds; f++ {
-			var in, out []int
-			for i := range all {
-				if i%folds == f {
-					out = append(out, i)
-				} else {
-					in = append(in, i)
-				}
-			}
-			best := names[0]
-			for _, n := range names {
-				if ratio(in, n) < ratio(in, best) {
-					best = n
-				}
-			}
+			in, out := cvFold(len(all), folds, f)
+			best := lowest(names, func(n string) float64 { return ratio(in, n) })
 			votes[byName[best]]++
 			ri, ro := ratio(in, best), ratio(out, best)
 			inAll += ri / folds
@@ -98,10 +86,114 @@ func TestManagedCrossValidation(t *testing.T) {
 	}
 }
 
+// cvFold splits n sessions for fold f of folds: out holds those whose
+// index ≡ f (mod folds), in the others.
+func cvFold(n, folds, f int) (in, out []int) {
+	for i := range n {
+		if i%folds == f {
+			out = append(out, i)
+		} else {
+			in = append(in, i)
+		}
+	}
+	return in, out
+}
+
+// lowest returns the name with the lowest score (the first of a tie).
+func lowest(names []string, score func(string) float64) string {
+	best := names[0]
+	for _, n := range names {
+		if score(n) < score(best) {
+			best = n
+		}
+	}
+	return best
+}
+
 func seq(n int) []int {
 	out := make([]int, n)
 	for i := range out {
 		out[i] = i
 	}
 	return out
+}
+
+// cvPacings are the paced sweep's pause periods the TTL rule is chosen on
+// (-1 = no pauses).
+var cvPacings = []int{-1, 3, 5, 10, 20, 40}
+
+// TestPacedTTLCrossValidation chooses cachefit's TTL rule (TTLPing,
+// TTLRewrite, TTLNever; all with keep-alive pings) by 5-fold
+// cross-validation over the train sessions of the paced scenario: in each
+// fold the rule with the lowest in-fold mean cost ratio to the oracle over
+// the sweep's pacings (none, every 3, 5, 10, 20, 40 calls; Anthropic) is
+// chosen on 48 sessions and scored on the 12 held out. It logs in-fold and
+// out-of-fold ratios and checks that cachefit.DefaultOptions has the rule
+// the folds choose most often. STRATA_CV=1 runs it (about a minute).
+func TestPacedTTLCrossValidation(t *testing.T) {
+	if os.Getenv("STRATA_CV") != "1" {
+		t.Skip("cross-validation prices 60 sessions × 3 rules × 6 pacings: set STRATA_CV=1 to run it")
+	}
+	rules := []cachefit.TTLRule{cachefit.TTLPing, cachefit.TTLRewrite, cachefit.TTLNever}
+	factories := map[string]func() prompt.Layout{}
+	var names []string
+	for _, r := range rules {
+		n := "cachefit-" + string(r)
+		names = append(names, n)
+		factories[n] = func() prompt.Layout { return cachefit.NewWith(cachefit.Options{TTLRule: r}) }
+	}
+	var reps []*Report
+	for _, every := range cvPacings {
+		ss := trainSubsetWith(t, 60, Paced, Derivation{Pacing: Pacing{Every: every, Length: DefaultPauseLength}})
+		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
+		rep, err := Run(ss, Paced, Options{Provider: "anthropic", Layouts: names, Factories: factories})
+		if err != nil {
+			t.Fatal(err)
+		}
+		reps = append(reps, rep)
+	}
+	// ratio is the mean over pacings of a rule's cost / oracle on idx.
+	ratio := func(idx []int, layout string) float64 {
+		var sum float64
+		for _, rep := range reps {
+			var c, o float64
+			for _, i := range idx {
+				c += rep.Details[i].Layouts[layout].CostUSD
+				o += rep.Details[i].Oracle.CostUSD
+			}
+			sum += c / o
+		}
+		return sum / float64(len(reps))
+	}
+	const folds = 5
+	votes := map[string]int{}
+	var log strings.Builder
+	var inAll, outAll float64
+	for f := 0; f < folds; f++ {
+		in, out := cvFold(len(reps[0].Details), folds, f)
+		best := lowest(names, func(n string) float64 { return ratio(in, n) })
+		votes[best]++
+		ri, ro := ratio(in, best), ratio(out, best)
+		inAll += ri / folds
+		outAll += ro / folds
+		fmt.Fprintf(&log, "fold %d: %s in-fold %.4f out-of-fold %.4f\n", f, best, ri, ro)
+	}
+	fmt.Fprintf(&log, "mean over pacings: in-fold %.4f, out-of-fold %.4f\n", inAll, outAll)
+	for _, n := range names {
+		fmt.Fprintf(&log, "all 60, %s:", n)
+		for k, rep := range reps {
+			fmt.Fprintf(&log, " every %d %.4f", cvPacings[k], rep.Layouts[n].CostUSD/rep.Oracle.CostUSD)
+		}
+		fmt.Fprintln(&log)
+	}
+	t.Log("\n" + log.String())
+	choice, n := "", -1
+	for _, name := range names {
+		if votes[name] > n {
+			choice, n = name, votes[name]
+		}
+	}
+	if want := "cachefit-" + string(cachefit.DefaultOptions.TTLRule); choice != want {
+		t.Errorf("cross-validation chooses %s (%d of %d folds); cachefit.DefaultOptions has %s", choice, n, folds, want)
+	}
 }

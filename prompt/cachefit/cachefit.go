@@ -79,10 +79,13 @@ type Options struct {
 	// diff -U0: the hunk headers carry the line numbers, the earlier view
 	// above carries the rest).
 	DiffContext int
+	// TTLRule decides when a request keeps its prefix alive for an hour
+	// ("" = TTLPing; see gapModel).
+	TTLRule TTLRule
 }
 
 // DefaultOptions are the options New uses.
-var DefaultOptions = Options{DiffContext: 0}
+var DefaultOptions = Options{DiffContext: 0, TTLRule: TTLPing}
 
 // New returns a layout for a new session with DefaultOptions.
 func New() *Layout { return NewWith(DefaultOptions) }
@@ -91,11 +94,19 @@ func New() *Layout { return NewWith(DefaultOptions) }
 // DiffContext counts as 0).
 func NewWith(o Options) *Layout {
 	o.DiffContext = max(o.DiffContext, 0)
-	return &Layout{opt: o, seen: map[string]bool{}, latest: map[string]string{}}
+	if o.TTLRule == "" {
+		o.TTLRule = TTLPing
+	}
+	return &Layout{opt: o, seen: map[string]bool{}, latest: map[string]string{}, gaps: gapModel{rule: o.TTLRule}}
 }
 
 // Name returns "cachefit".
 func (*Layout) Name() string { return "cachefit" }
+
+// KeepsAlive reports true: cachefit's TTL choice counts on the runtime's
+// keep-alive pings while a session idles (prompt.KeepAliveReporter; see
+// gapModel).
+func (*Layout) KeepsAlive() bool { return true }
 
 // Assemble lays out c (see the package doc). It fails when the history is
 // not a valid conversation or does not end with a user message.
@@ -141,7 +152,8 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	for i, blocks := range extra {
 		msgs[i].Content = append(append([]llm.Block(nil), msgs[i].Content...), blocks...)
 	}
-	keepAlive := l.gaps.observe(c.Now)
+	first, tail := firstAndTail(c, msgs, last)
+	keepAlive := l.gaps.observe(c.Now, l.promptTokens(c, msgs), first, tail)
 	ttl := ""
 	if keepAlive {
 		ttl = "1h"

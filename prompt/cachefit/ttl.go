@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
 )
 
 // Anthropic's cache prices as multiples of the base input price, the same
@@ -20,36 +21,55 @@ const (
 	shortTTL = 5 * time.Minute
 )
 
+// TTLRule names how cachefit decides that a request keeps its prefix alive
+// for an hour (Options.TTLRule; see gapModel).
+type TTLRule string
+
+// The rules. The default (DefaultOptions) is chosen by cross-validation on
+// the train sessions of the paced scenario (docs/cachefit.md).
+const (
+	// TTLPing weighs the 1-hour keep-alive against the runtime's keep-alive
+	// pings, from the request's own token counts (see gapModel).
+	TTLPing TTLRule = "ping"
+	// TTLRewrite weighs it against rewriting the whole prompt after a
+	// pause, as if no ping were sent (the rule before pings).
+	TTLRewrite TTLRule = "rewrite"
+	// TTLNever never writes for an hour: pauses are bridged by pings only.
+	TTLNever TTLRule = "never"
+)
+
 // gapModel is what cachefit knows of a session's pacing: the times of the
-// requests so far (prompt.Context.Now; never the future). It decides from
-// expected reuse whether a request keeps its prefix alive for an hour:
+// requests so far (prompt.Context.Now; never the future). The chance that
+// a pause follows a request is the observed rate λ = pauses / gaps (a gap
+// is the time between two requests, a pause a gap over 5 minutes); a
+// session that has never paused has λ = 0 and keeps plain 5-minute
+// breakpoints. Requests without a time (Now = 0) do not change the model.
 //
-//   - keep-alive costs (write1h − write5m) = 0.75× the input price on the
-//     one block per request written for an hour (keepAliveBreakpoints); the
-//     model prices it as a whole turn (w tokens), an upper bound;
-//   - it gains that the whole prompt (P tokens) survives a pause longer
-//     than 5 minutes: read at 0.1× instead of rewritten at 1.25×, 1.15× P,
-//     if a pause follows;
-//   - the chance that a pause follows is the observed rate λ = pauses / gaps
-//     (a gap is the time between two requests, a pause a gap over 5
-//     minutes), and in an agent session the prompt is about n turns long
-//     after n requests (P ≈ n·w).
+// While the session idles the runtime pings (prompt.KeepAliveReporter,
+// cachesim.KeepAliveForRequest): one ping re-reads the whole prompt (P
+// tokens) at 0.1× so nothing is rewritten after the pause. The 1-hour
+// keep-alive (keepAliveBreakpoints) costs instead (write1h − write5m) =
+// 0.75× on the first block of the last reply (f tokens) in every request,
+// and after a pause rewrites the t tokens of the turn behind it (1.15×
+// more than a read) — a request so protected is not pinged. So, under
+// TTLPing, keep-alive pays when
 //
-// So keep-alive pays when λ · n · 1.15 > 0.75. A session that has never
-// paused keeps plain 5-minute breakpoints (λ = 0: keep-alive could only
-// cost more); after a pause, keep-alive starts with the request after the
-// one that rewrote the prompt (that rewrite is cheapest at 5 minutes: the
-// next request's one-block 1-hour write then covers all of it). Requests
-// without a time (Now = 0) do not change the model.
+//	λ · (0.1 · P − 1.15 · t) > 0.75 · f
+//
+// (TTLRewrite: λ · n · 1.15 > 0.75, with P ≈ n turns after n requests,
+// when a pause costs a rewrite of everything). The request right after a
+// pause keeps 5-minute breakpoints.
 type gapModel struct {
+	rule         TTLRule
 	last         int64 // Unix ms of the previous request; 0 = none yet
 	calls        int   // requests with a time
 	gaps, pauses int
 }
 
 // observe records a request sent at now (Unix ms; 0 = unknown) and reports
-// whether it keeps its prefix alive for an hour.
-func (g *gapModel) observe(now int64) bool {
+// whether it keeps its prefix alive for an hour, given its prompt, the
+// first block of its last reply and the rest of its last turn (tokens).
+func (g *gapModel) observe(now int64, prompt, first, tail int) bool {
 	paused := false
 	if now > 0 {
 		if g.last > 0 && now >= g.last {
@@ -62,11 +82,14 @@ func (g *gapModel) observe(now int64) bool {
 		g.last = now
 		g.calls++
 	}
-	if paused || g.gaps == 0 || g.pauses == 0 {
+	if paused || g.gaps == 0 || g.pauses == 0 || g.rule == TTLNever {
 		return false
 	}
 	rate := float64(g.pauses) / float64(g.gaps)
-	return rate*float64(g.calls)*(write5m-read) > write1h-write5m
+	if g.rule == TTLRewrite {
+		return rate*float64(g.calls)*(write5m-read) > write1h-write5m
+	}
+	return rate*(read*float64(prompt)-(write5m-read)*float64(tail)) > (write1h-write5m)*float64(first)
 }
 
 // keepAliveBreakpoints sets the breakpoints of a keep-alive request and
@@ -106,4 +129,33 @@ func breakNote(keepAlive bool, users int) string {
 		return "keep-alive: 1h breakpoints on the first block of the last two replies, 5m on the last user message"
 	}
 	return fmt.Sprintf("%d rolling 5m breakpoint(s) on the last user messages", users)
+}
+
+// promptTokens estimates the request's prompt: tools, system text and the
+// laid-out messages (c's counter).
+func (l *Layout) promptTokens(c *prompt.Context, msgs []llm.Message) int {
+	n := c.ToolTokens(c.Tools) + c.Tokens(systemText(c, l.static))
+	for _, m := range msgs {
+		n += c.BlockTokens(m.Content)
+	}
+	return n
+}
+
+// firstAndTail returns the tokens of the first block of the last reply
+// before msgs[last] (what a keep-alive request writes for an hour) and of
+// the rest of the turn from there to the end (what a pause would make it
+// rewrite); with no reply, 0 and the last message.
+func firstAndTail(c *prompt.Context, msgs []llm.Message, last int) (first, tail int) {
+	for i := last - 1; i >= 0; i-- {
+		if msgs[i].Role != llm.RoleAssistant || len(msgs[i].Content) == 0 {
+			continue
+		}
+		first = c.BlockTokens(msgs[i].Content[:1])
+		tail = c.BlockTokens(msgs[i].Content[1:])
+		for _, m := range msgs[i+1 : last+1] {
+			tail += c.BlockTokens(m.Content)
+		}
+		return first, tail
+	}
+	return 0, c.BlockTokens(msgs[last].Content)
 }

@@ -1,6 +1,7 @@
 package cachefit
 
 import (
+	"strings"
 	"testing"
 	"time"
 
@@ -12,6 +13,8 @@ import (
 // idled past 5 minutes; the request right after a pause rewrites at 5
 // minutes, and keep-alive starts with the next one. It reads only the times
 // it was given (never the future); requests without a time change nothing.
+// Every rule agrees on these cases (a 20,000-token prompt, a 40-token first
+// block, a 700-token turn).
 func TestGapModelKeepsAliveAfterObservedPauses(t *testing.T) {
 	min := int64(time.Minute / time.Millisecond)
 	tests := []struct {
@@ -27,13 +30,49 @@ func TestGapModelKeepsAliveAfterObservedPauses(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var g gapModel
-			for i, at := range tt.times {
-				if got := g.observe(at); got != tt.want[i] {
-					t.Errorf("request %d: keep-alive %v, want %v", i, got, tt.want[i])
+			for _, rule := range []TTLRule{TTLPing, TTLRewrite} {
+				g := gapModel{rule: rule}
+				for i, at := range tt.times {
+					if got := g.observe(at, 20000, 40, 700); got != tt.want[i] {
+						t.Errorf("%s: request %d: keep-alive %v, want %v", rule, i, got, tt.want[i])
+					}
 				}
 			}
 		})
+	}
+}
+
+// With pings (TTLPing), keep-alive is chosen from the request's tokens: it
+// pays while one ping (0.1 × the prompt) costs more than rewriting the turn
+// behind the 1-hour point (1.15 × the tail) plus the expected 1-hour
+// premium on the first block; a long tail in a short prompt keeps pinging,
+// which the rule before pings (TTLRewrite) did not. TTLNever only pings.
+func TestGapModelWeighsPings(t *testing.T) {
+	min := int64(time.Minute / time.Millisecond)
+	times := []int64{1, 1 + min, 1 + 8*min, 1 + 9*min, 1 + 10*min} // one pause in four gaps
+	cases := []struct {
+		rule                TTLRule
+		prompt, first, tail int
+		want                bool // at the last request
+	}{
+		{TTLPing, 20000, 40, 700, true},    // λ(2000 − 805) = 299 > 30
+		{TTLPing, 5000, 40, 700, false},    // 0.1·5000 < 1.15·700: pinging is cheaper
+		{TTLPing, 20000, 3000, 700, false}, // λ·1195 = 299 < 0.75·3000
+		{TTLRewrite, 5000, 40, 700, true},  // λ·n·1.15 = 1.44 > 0.75, whatever the tokens
+		{TTLNever, 1_000_000, 1, 1, false},
+	}
+	for _, c := range cases {
+		g := gapModel{rule: c.rule}
+		var got bool
+		for _, at := range times {
+			got = g.observe(at, c.prompt, c.first, c.tail)
+		}
+		if got != c.want {
+			t.Errorf("%s prompt %d first %d tail %d: keep-alive %v, want %v", c.rule, c.prompt, c.first, c.tail, got, c.want)
+		}
+	}
+	if !New().KeepsAlive() {
+		t.Error("cachefit must ask the runtime for keep-alive pings")
 	}
 }
 
@@ -44,7 +83,9 @@ func TestGapModelKeepsAliveAfterObservedPauses(t *testing.T) {
 func TestKeepAliveBreakpoints(t *testing.T) {
 	l := New()
 	min := int64(time.Minute / time.Millisecond)
-	h := []llm.Message{llm.UserText("fix the bug")}
+	// A long first message: one ping would cost more than the 1-hour
+	// premium (TTLPing keeps alive).
+	h := []llm.Message{llm.UserText("fix the bug " + strings.Repeat("context ", 5000))}
 	var req *llm.Request
 	for i, at := range []int64{1, 1 + min, 1 + 8*min, 1 + 9*min} {
 		if i > 0 {
