@@ -10,6 +10,11 @@ import (
 	"github.com/strata-agent/strata/token"
 )
 
+// padHorizon is the fewest later requests a filler is assumed to be re-read
+// by (alignment): a long session's worth, so a filler is placed only when it
+// pays back even then.
+const padHorizon = 100
+
 // padHeader opens every alignment block, so the model (and a reader of the
 // request) knows the block carries nothing.
 const padHeader = "[cache step alignment: filler that carries no content; ignore it]"
@@ -28,9 +33,12 @@ const padHeader = "[cache step alignment: filler that carries no content; ignore
 //
 //	(1 − ρ)·r > p·(1 + ρ·(1 + H))
 //
-// with ρ = ac.ReadRatio and H the requests still to come, estimated from the
-// past only as the number already sent (a session that has run n requests is
-// expected to run about as many more). Under the minimum (L < ac.Min: nothing
+// with ρ = ac.ReadRatio and H the requests still to come. H is taken
+// pessimistically as max(requests sent so far, padHorizon): a filler placed
+// early is re-read by every later request, and estimating H as the requests
+// already sent ("as many again") padded early requests of long sessions that
+// then re-read the filler for far longer — under OpenAI's 128-token steps
+// that cost more than it saved (docs/cachefit.md, rule 7b). Under the minimum (L < ac.Min: nothing
 // is read) r is the whole request and p what reaches the minimum. The block
 // must count exactly p tokens with ac.Counter, or no block is placed.
 func alignment(req *llm.Request, ac *prompt.AutoCache, sent int) string {
@@ -53,8 +61,8 @@ func alignment(req *llm.Request, ac *prompt.AutoCache, sent int) string {
 		}
 		p = ac.Step - r
 	}
-	rho := ac.ReadRatio
-	if rho < 0 || rho >= 1 || float64(r)*(1-rho) <= float64(p)*(1+rho*float64(1+sent)) {
+	rho, h := ac.ReadRatio, max(sent, padHorizon)
+	if rho < 0 || rho >= 1 || float64(r)*(1-rho) <= float64(p)*(1+rho*float64(1+h)) {
 		return ""
 	}
 	return filler(count, int(p))

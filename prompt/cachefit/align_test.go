@@ -27,7 +27,7 @@ func tokensOf(req *llm.Request) int64 {
 // simulator reads it all.
 func TestAlignmentPadsToTheNextStep(t *testing.T) {
 	l := New()
-	sys := strings.Repeat("s", 4*3900) // 3,900 tokens: 1,852 past the first step, 196 short of the next
+	sys := strings.Repeat("s", 4*3990) // 3,990 tokens (+1 for "go"): 1,943 past the first step, 105 short of the next
 	c := &prompt.Context{System: sys, History: []llm.Message{llm.UserText("go")}, AutoCache: gemini}
 	req, bd, err := l.Assemble(c)
 	if err != nil {
@@ -67,14 +67,15 @@ func TestAlignmentPadsToTheNextStep(t *testing.T) {
 
 	// Without AutoCache (Anthropic, or unknown) nothing is padded.
 	plain, _, _ := New().Assemble(&prompt.Context{System: sys, History: []llm.Message{llm.UserText("go")}})
-	if got := tokensOf(plain); got != 3901 {
-		t.Errorf("unpadded prompt is %d tokens, want 3,901", got)
+	if got := tokensOf(plain); got != 3991 {
+		t.Errorf("unpadded prompt is %d tokens, want 3,991", got)
 	}
 }
 
 // Padding only where the next read saves more than the filler costs:
-// (1 − ρ)·r > p·(1 + ρ·(1 + H)). Far from the next step, or late in a long
-// session, or with a step of 1 token, nothing is placed; an exact filler
+// (1 − ρ)·r > p·(1 + ρ·(1 + H)), H ≥ padHorizon. Far from the next step,
+// late in a long session, with OpenAI's 128-token steps over the minimum, or
+// with a step of 1 token, nothing is placed; an exact filler
 // under the counter is always found when p is reachable.
 func TestAlignmentOnlyWhenItPays(t *testing.T) {
 	req := func(tokens int) *llm.Request {
@@ -85,12 +86,13 @@ func TestAlignmentOnlyWhenItPays(t *testing.T) {
 		ac           *prompt.AutoCache
 		pad          bool
 	}{
-		{3900, 0, gemini, true},    // r 1,852, p 196
+		{3990, 0, gemini, true},    // r 1,942, p 106: 1,747.8 > 106·(1 + 0.1·101) = 1,176.6
+		{3900, 0, gemini, false},   // r 1,852, p 196: 1,666.8 < 2,175.6
 		{2100, 0, gemini, false},   // r 52, p 1,996
-		{3000, 0, gemini, false},   // r 952, p 1,096: 856.8 < 1,205.6
-		{3900, 100, gemini, false}, // p·(1 + 0.1·101) = 2,176 > 1,667
+		{3990, 200, gemini, false}, // H 200: 106·21.1 = 2,236.6 > 1,747.8
 		{3900, 0, &prompt.AutoCache{Min: 1024, Step: 1}, false},
-		{1000, 0, &prompt.AutoCache{Min: 1024, Step: 128, ReadRatio: 0.1}, true}, // under the minimum: 24 tokens reach it
+		{1000, 0, &prompt.AutoCache{Min: 1024, Step: 128, ReadRatio: 0.1}, true},  // under the minimum: 24 tokens reach it
+		{1100, 0, &prompt.AutoCache{Min: 1024, Step: 128, ReadRatio: 0.1}, false}, // r 76, p 52: 68.4 < 577.2
 		{3900, 0, nil, false},
 	}
 	for _, tc := range cases {
