@@ -83,6 +83,14 @@ type Agent struct {
 	// directory holding .kiro/ or .amazonq/ for workspace agents
 	// (agent-file-locations.md), else the agent file's directory.
 	ProjectRoot string `json:"-"`
+	// ConfigDir is set when the agent belongs to a kiro configuration folder
+	// loaded in place: a folder not named .kiro that holds agents/ beside
+	// steering/, skills/, settings/, prompts/ or hooks/ — a repository whose
+	// README installs it as <workspace>/.kiro. ProjectRoot is then that
+	// folder too, and relative resource paths written for the installed
+	// layout (".kiro/steering/**/*.md") resolve against it, as they would
+	// once installed (docs/kiro.md, "Configuration folders loaded in place").
+	ConfigDir string `json:"-"`
 	// Warnings lists what LoadAgent found missing or ignored, in field order.
 	Warnings []Warning `json:"-"`
 }
@@ -218,7 +226,7 @@ func LoadAgent(path string) (*Agent, error) {
 		return nil, fmt.Errorf("agent %s: %w", abs, err)
 	}
 	a.Path = abs
-	a.ProjectRoot = projectRootOf(abs)
+	a.ProjectRoot, a.ConfigDir = projectRootOf(abs)
 	if a.Name == "" {
 		a.Name = strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
 	}
@@ -233,20 +241,52 @@ func LoadAgent(path string) (*Agent, error) {
 
 // projectRootOf returns the directory holding the .kiro/ or .amazonq/ folder
 // an agent file lives in (workspace agents: .kiro/agents/,
-// .amazonq/cli-agents/), else the file's directory.
-func projectRootOf(file string) string {
+// .amazonq/cli-agents/); for an agent in the agents/ folder of a kiro
+// configuration folder loaded in place (isConfigFolder) that folder, also
+// returned as configDir; else the file's directory.
+func projectRootOf(file string) (root, configDir string) {
 	dir := filepath.Dir(file)
 	for d := dir; ; {
 		switch filepath.Base(d) {
 		case ".kiro", ".amazonq":
-			return filepath.Dir(d)
+			return filepath.Dir(d), ""
 		}
 		parent := filepath.Dir(d)
 		if parent == d {
-			return dir
+			break
 		}
 		d = parent
 	}
+	if cfg := filepath.Dir(dir); filepath.Base(dir) == "agents" && isConfigFolder(cfg) {
+		return cfg, cfg
+	}
+	return dir, ""
+}
+
+// configFolders are the folders kiro reads from a .kiro folder besides
+// agents/ (kiro docs "Configuration scopes": steering, skills, settings,
+// prompts; hooks/ holds the scripts agent hooks name).
+var configFolders = []string{"steering", "skills", "settings", "prompts", "hooks"}
+
+// isConfigFolder reports whether dir holds one of configFolders: with an
+// agents/ folder, the shape of a .kiro folder.
+func isConfigFolder(dir string) bool {
+	for _, f := range configFolders {
+		if st, err := os.Stat(filepath.Join(dir, f)); err == nil && st.IsDir() {
+			return true
+		}
+	}
+	return false
+}
+
+// inConfigDir maps a relative resource location written for the installed
+// layout (".kiro/…") to configDir, the folder loaded in place; other
+// locations, or configDir "", are returned unchanged.
+func inConfigDir(loc, configDir string) string {
+	if rest, ok := strings.CutPrefix(filepath.ToSlash(loc), ".kiro/"); ok && configDir != "" {
+		return filepath.Join(configDir, rest)
+	}
+	return loc
 }
 
 func (a *Agent) warn(file, field, format string, args ...any) {

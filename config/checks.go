@@ -12,7 +12,7 @@ import (
 // checkResources warns about resources that match no file and skills whose
 // SKILL.md cannot be read (paths relative to ProjectRoot).
 func (a *Agent) checkResources(home string) {
-	c := collector{root: a.ProjectRoot, home: home, agentFile: a.Path}
+	c := collector{root: a.ProjectRoot, home: home, agentFile: a.Path, configDir: a.ConfigDir}
 	c.collect(a, false)
 	a.Warnings = append(a.Warnings, c.warnings...)
 }

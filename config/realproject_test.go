@@ -150,3 +150,90 @@ func TestRealMultiAgentDetails(t *testing.T) {
 		t.Errorf("context7 autoApprove %v", c.AutoApprove)
 	}
 }
+
+// The same six agents loaded in place, from the repository's own agents/
+// folder (not installed as a .kiro folder): the folder is recognised as a
+// kiro configuration folder (agents/ beside steering/, skills/, settings/,
+// prompts/), so the ".kiro/…" resources resolve against it and each agent
+// gets the steering files and skills it gets once installed. Before, the
+// project root was agents/ and both globs matched nothing. The prompt stays
+// missing, as kiro resolves it (against the agent file's folder), and the
+// warning names the file, the field and the fix.
+func TestRealMultiAgentProjectInPlace(t *testing.T) {
+	project := shared.Path(t, multiAgentProject)
+	ws := shared.KiroWorkspace(t, project)
+	home := t.TempDir()
+	files, _ := filepath.Glob(filepath.Join(project, "agents", "*.json"))
+	if len(files) != 6 {
+		t.Fatalf("%d agent files in %s/agents, want 6", len(files), project)
+	}
+	for _, f := range files {
+		name := strings.TrimSuffix(filepath.Base(f), ".json")
+		a, err := LoadAgent(f)
+		if err != nil {
+			t.Fatalf("%s: %v", f, err)
+		}
+		if a.ProjectRoot != project || a.ConfigDir != project {
+			t.Errorf("%s: project root %s, config dir %q; want both %s", name, a.ProjectRoot, a.ConfigDir, project)
+		}
+		for _, w := range a.Warnings {
+			if strings.HasPrefix(w.Field, "/resources") && !strings.Contains(w.Message, "front matter") {
+				t.Errorf("%s: resource warning %s", name, w)
+			}
+		}
+		wantWarning(t, a.Warnings, filepath.Join(project, "agents", "agents", name+".md"), "/prompt",
+			"the file exists at "+filepath.Join(project, "agents", name+".md")+`: write "file://`+name+`.md"`)
+		r, err := ResolveWith(a, "", ResolveOptions{Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		installed, err := LoadAgent(filepath.Join(ws, ".kiro", "agents", name+".json"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		ri, err := ResolveWith(installed, "", ResolveOptions{Home: home})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(r.Files) != 10 || len(r.Files) != len(ri.Files) {
+			t.Fatalf("%s in place: %d resource files, installed %d, want 10", name, len(r.Files), len(ri.Files))
+		}
+		for i := range r.Files {
+			if r.Files[i].Content != ri.Files[i].Content || filepath.Base(r.Files[i].Path) != filepath.Base(ri.Files[i].Path) {
+				t.Errorf("%s: file %d in place %s, installed %s", name, i, r.Files[i].Path, ri.Files[i].Path)
+			}
+		}
+		var got, want []string
+		for _, s := range r.Skills {
+			got = append(got, s.Name+": "+s.Description)
+		}
+		for _, s := range ri.Skills {
+			want = append(want, s.Name+": "+s.Description)
+		}
+		if len(got) != 7 || !reflect.DeepEqual(got, want) {
+			t.Errorf("%s: skills in place %q, installed %q (want 7)", name, got, want)
+		}
+	}
+}
+
+// A folder that only holds agents/ (no steering, skills, settings, prompts
+// or hooks beside it) is not taken for a configuration folder: its agents
+// resolve against their own folder, as before.
+func TestAgentsFolderWithoutConfigFolders(t *testing.T) {
+	dir := t.TempDir()
+	f := filepath.Join(dir, "agents", "a.json")
+	if err := os.MkdirAll(filepath.Dir(f), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(f, []byte(`{"name":"a","resources":["file://.kiro/steering/*.md"]}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	a, err := LoadAgent(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a.ConfigDir != "" || a.ProjectRoot != filepath.Dir(f) {
+		t.Errorf("config dir %q, root %s; want none and %s", a.ConfigDir, a.ProjectRoot, filepath.Dir(f))
+	}
+	wantWarning(t, a.Warnings, filepath.Join(dir, "agents", ".kiro", "steering", "*.md"), "/resources/0", "matches no file")
+}

@@ -120,6 +120,9 @@ func ResolveWith(agent *Agent, projectRoot string, opts ResolveOptions) (*Resolv
 		home, _ = os.UserHomeDir()
 	}
 	c := collector{root: root, home: home, agentFile: agent.Path, defaultSkills: !opts.NoDefaultSkills}
+	if root == agent.ProjectRoot {
+		c.configDir = agent.ConfigDir
+	}
 	c.collect(agent, true)
 	r := &Resolved{Agent: agent, ProjectRoot: root, Files: c.files, Skills: c.skills, KnowledgeBases: c.kbs, Knowledge: c.knowledge, Warnings: c.warnings}
 	r.resolveSteering(home)
@@ -132,6 +135,7 @@ func ResolveWith(agent *Agent, projectRoot string, opts ResolveOptions) (*Resolv
 // collector gathers file:// and skill:// resources.
 type collector struct {
 	root, home, agentFile string
+	configDir             string // Agent.ConfigDir: ".kiro/" paths resolve against it
 	defaultSkills         bool
 	files                 []ResourceFile
 	skills                []Skill
@@ -188,7 +192,7 @@ func (c *collector) collect(a *Agent, read bool) {
 // any match it warns (unless kind, the thing looked for, is "") and returns nil.
 func (c *collector) glob(loc, field, kind string) []string {
 	report := kind != ""
-	p := expandHome(loc, c.home)
+	p := expandHome(inConfigDir(loc, c.configDir), c.home)
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(c.root, p)
 	}

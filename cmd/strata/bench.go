@@ -38,7 +38,8 @@ working-file context items, refreshed when it edits them); paced (append with a
 person's idle gaps: a pause of --pause-length after every --pause-every calls, or at
 random at that mean rate with --pause-seed); parallel (append with --parallel
 consecutive tool calls merged into one response). --agent FILE adds a real kiro agent's
-static context (prompt, tools, resources, steering, skills) to every call. "all" runs
+static context (prompt, tools, resources, steering, skills) to every call; --mcp-tools FILE
+adds its MCP servers' tools from a recorded tools/list answer (strata mcp list --record). "all" runs
 every scenario (or provider) in one go. See the README for the rules.
 
 The oracle is the lowest cost any layout's requests allow under the simulator's rules
@@ -58,6 +59,7 @@ what the recording's provider reported.`,
 	fl.StringVar(&o.format, "format", "table", "table or json")
 	fl.StringVar(&o.report, "report", "", "also write an HTML report with charts to this file")
 	fl.StringVar(&o.agent, "agent", "", "kiro agent file whose static context every call carries")
+	fl.StringVar(&o.mcpTools, "mcp-tools", "", "with --agent: recorded tools/list answers of its MCP servers (strata mcp list --agent FILE --record OUT) whose allowed tools every call carries")
 	fl.IntVar(&o.pauseEvery, "pause-every", benchcache.DefaultPauseEvery, "paced: calls between pauses (mean, with --pause-seed); 0 = no pauses")
 	fl.DurationVar(&o.pauseLength, "pause-length", benchcache.DefaultPauseLength, "paced: idle time added per pause")
 	fl.Uint64Var(&o.pauseSeed, "pause-seed", 0, "paced: 0 = a pause after every --pause-every calls; else seeded random pauses at that mean rate")
@@ -143,11 +145,11 @@ func loadBenchSessions(dir string, sc benchcache.Scenario, d benchcache.Derivati
 
 // benchCacheOptions are the flags of `bench cache`.
 type benchCacheOptions struct {
-	dir, provider, model, scenario, format, report, agent string
-	layouts                                               []string
-	pauseEvery, parallel                                  int
-	pauseLength                                           time.Duration
-	pauseSeed                                             uint64
+	dir, provider, model, scenario, format, report, agent, mcpTools string
+	layouts                                                         []string
+	pauseEvery, parallel                                            int
+	pauseLength                                                     time.Duration
+	pauseSeed                                                       uint64
 }
 
 // benchProviders are the simulators `--provider all` runs.
@@ -199,8 +201,11 @@ func (o benchCacheOptions) plan() ([]benchcache.Scenario, []string, []string, be
 		d.Pacing.Every = -1
 	}
 	d.Parallel = o.parallel
+	if o.mcpTools != "" && o.agent == "" {
+		return nil, nil, nil, d, usagef("--mcp-tools needs --agent FILE (the agent whose MCP servers were recorded)")
+	}
 	if o.agent != "" {
-		s, err := benchcache.LoadStatic(o.agent)
+		s, err := benchcache.LoadStaticWith(o.agent, benchcache.StaticOptions{MCPTools: o.mcpTools})
 		if err != nil {
 			return nil, nil, nil, d, usageError{err}
 		}

@@ -21,7 +21,7 @@ func init() { register(newMCPCmd) }
 
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "Inspect MCP servers"}
-	var agentFile, mcpFile, format string
+	var agentFile, mcpFile, format, record string
 	var trust bool
 	list := &cobra.Command{
 		Use:   "list",
@@ -34,21 +34,24 @@ server's state and tools with the names the model sees, then stop them.
 
 Commands never trusted in this workspace are shown and asked about on a terminal, else
 need --trust. Without --mcp-config the commands asked about are exactly run's (an agent's
-hooks included), so trusting them here or in run covers both.`,
+hooks included), so trusting them here or in run covers both. --record FILE also writes the
+running servers' tools/list answers (each tool's spec as the model is sent it) to FILE, for
+'strata bench cache --agent A --mcp-tools FILE'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, trust)
+			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, record, trust)
 		},
 	}
 	list.Flags().StringVar(&agentFile, "agent", "", agentHelp)
 	list.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
 	list.Flags().StringVar(&format, "format", "table", "table or json")
 	list.Flags().BoolVar(&trust, "trust", false, trustHelp)
+	list.Flags().StringVar(&record, "record", "", "also write the servers' tools/list answers to this JSON file (for bench cache --mcp-tools)")
 	cmd.AddCommand(list)
 	return cmd
 }
 
-func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string, trust bool) error {
+func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, record string, trust bool) error {
 	if format != "table" && format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
@@ -97,6 +100,11 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format string
 	}
 	m.Freeze()
 	st := m.Statuses()
+	if record != "" {
+		if err := mcp.WriteRecord(record, m.Record()); err != nil {
+			return err
+		}
+	}
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")

@@ -2,22 +2,36 @@ package benchcache
 
 import (
 	"fmt"
+	"time"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/tool"
-	"time"
 )
 
-// LoadStatic loads the kiro / Amazon Q agent file at path (resolved against
-// the project it belongs to, as strata.LoadAgent does) and returns its static
-// context: the prompt, the built-in tools it allows (tool.Builtins filtered by
-// its tools field) with execute_bash added when missing (the recorded
-// conversation calls it), its file:// resources and always-included steering,
-// and its skills. MCP servers are not started, so their tools are not
-// included (no recorded tools/list of the agents' servers exists), and hooks
-// do not run. Errors are strata.LoadAgent's (*strata.ConfigError).
-func LoadStatic(path string) (*Static, error) {
+// LoadStatic is LoadStaticWith without options: no MCP tool specs.
+func LoadStatic(path string) (*Static, error) { return LoadStaticWith(path, StaticOptions{}) }
+
+// StaticOptions tune LoadStaticWith.
+type StaticOptions struct {
+	// MCPTools is a file of recorded tools/list answers (mcp.Record, written
+	// by `strata mcp list --agent FILE --record OUT`); "" = no MCP tools.
+	MCPTools string
+}
+
+// LoadStaticWith loads the kiro / Amazon Q agent file at path (resolved
+// against the project it belongs to, as strata.LoadAgent does) and returns
+// its static context: the prompt, the built-in tools it allows (tool.Builtins
+// filtered by its tools field) with execute_bash added when missing (the
+// recorded conversation calls it), then, with o.MCPTools, the recorded tools
+// of its enabled MCP servers that its tools field allows ("@server",
+// "@server/tool", "*"; the same filter as a live session), its file://
+// resources and always-included steering, and its skills. Servers are not
+// started and hooks do not run. Errors are strata.LoadAgent's
+// (*strata.ConfigError), mcp.LoadRecord's, or name an enabled server of the
+// agent the record does not hold.
+func LoadStaticWith(path string, o StaticOptions) (*Static, error) {
 	a, err := strata.LoadAgent(path, "")
 	if err != nil {
 		return nil, fmt.Errorf("--agent %s: %w", path, err)
@@ -36,6 +50,29 @@ func LoadStatic(path string) (*Static, error) {
 	}
 	if !hasBash {
 		s.Tools = append(s.Tools, bashSpec)
+	}
+	if o.MCPTools == "" {
+		return s, nil
+	}
+	rec, err := mcp.LoadRecord(o.MCPTools)
+	if err != nil {
+		return nil, fmt.Errorf("--mcp-tools: %w", err)
+	}
+	for _, srv := range a.Resolved.MCPServers {
+		if srv.Server.Disabled {
+			continue
+		}
+		r := rec.Server(srv.Name)
+		if r == nil {
+			return nil, fmt.Errorf("--mcp-tools %s: no tools/list answer of the MCP server %q of %s (from %s); record it with `strata mcp list --agent %s --trust --record %s`",
+				o.MCPTools, srv.Name, path, srv.Source, path, o.MCPTools)
+		}
+		for _, t := range r.Tools {
+			if a.Config.ToolAllowed("@" + srv.Name + "/" + t.Name) {
+				s.Tools = append(s.Tools, t.Spec)
+				s.MCPTools++
+			}
+		}
 	}
 	return s, nil
 }

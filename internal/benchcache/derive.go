@@ -115,6 +115,9 @@ type Static struct {
 	Files []prompt.File
 	// Skills are the agent's skill:// resources (metadata).
 	Skills []prompt.Skill
+	// MCPTools is how many of Tools (the last ones) are recorded MCP tools
+	// (StaticOptions.MCPTools).
+	MCPTools int
 }
 
 // context is the prompt.Context of one call of the named session: the
