@@ -62,18 +62,6 @@ func (p Price) TTL() time.Duration {
 	return time.Duration(p.CacheTTLSeconds) * time.Second
 }
 
-// AutomaticSteps returns the read rule of p's automatic prefix cache (see
-// Automatic): the minimum and the granularity in tokens and the cached
-// input price ÷ the input price. ok is false when p's writes are not free
-// (an explicit cache such as Anthropic's) or its reads have no steps
-// (granularity ≤ 1) or no input price.
-func (p Price) AutomaticSteps() (minTokens, step int64, readRatio float64, ok bool) {
-	if p.Input <= 0 || p.CacheWrite5m != p.Input || p.CacheGranularityTokens <= 1 {
-		return 0, 0, 0, false
-	}
-	return p.MinCacheableTokens, p.CacheGranularityTokens, p.CacheRead / p.Input, true
-}
-
 // Cost returns the USD cost of r at p's prices:
 // (Input·in + CacheRead·read + CacheWrite5m·w5m + CacheWrite1h·w1h +
 // Output·out) / 1e6. 1 h writes on a model without a 1 h price are charged at

@@ -141,10 +141,6 @@ func checkLayout(name string, e encoder, sessions []*benchcache.Session) error {
 		for ci, call := range s.Calls {
 			pc := call.Context
 			pc.Model, pc.MaxTokens, pc.API = "conformance-model", 4096, e.api
-			if si%2 == 0 {
-				// Gemini's automatic cache rule: cachefit pads to its steps.
-				pc.AutoCache = &prompt.AutoCache{Min: 2048, Step: 2048, ReadRatio: 0.1}
-			}
 			req, _, err := layout.Assemble(&pc)
 			if err != nil {
 				return fmt.Errorf("%s call %d: assemble: %w", s.Name, ci, err)

@@ -83,11 +83,6 @@ type Context struct {
 	// token.Estimator; token.ForModel gives exact BPE counts). It never
 	// changes the request.
 	Counter token.Counter
-	// AutoCache, when set, describes the automatic prefix cache the request
-	// goes to (OpenAI, Gemini, DeepSeek: no breakpoints, reads rounded down
-	// to steps). nil = breakpoint caching or unknown. Layouts may align what
-	// they send to its steps (cachefit does; docs/cachefit.md).
-	AutoCache *AutoCache
 
 	// Panel sources: state the runtime and the loop gather for layouts that
 	// show Context Pilot's fixed panels (docs/panels.md, "fixed panels").
@@ -111,23 +106,6 @@ type Context struct {
 	// layouts without history panels still place them; layouts that show
 	// each chunk as its own panel use OwnSummary for the rest.
 	Detached []Detached
-}
-
-// AutoCache is an automatic prefix cache's rule as the cachesim.Automatic
-// simulator models it (OpenAI docs "Prompt caching": hits start at 1,024
-// tokens and grow in 128-token increments; Gemini's steps are recorded in
-// cachesim/prices.json): a request whose longest cached prefix is L tokens
-// reads 0 when L < Min, else Min + ⌊(L − Min) / Step⌋ · Step tokens.
-type AutoCache struct {
-	// Min is the smallest prefix read, in tokens (≥ 0).
-	Min int64
-	// Step is the read granularity in tokens (≤ 1: every token).
-	Step int64
-	// ReadRatio is the price of a cached input token ÷ the price of an
-	// uncached one (0.1 for gpt-5 and gemini-3-pro-preview).
-	ReadRatio float64
-	// Counter counts tokens as the cache does (nil = token.Estimator).
-	Counter token.Counter
 }
 
 // Todo is one todo_list list: its id, description and tasks.

@@ -235,20 +235,6 @@ func api(provider string) llm.API {
 	return llm.APIOpenAIChat
 }
 
-// autoCache is the automatic prefix cache rule of the simulator the bench
-// runs for provider (simulator), nil for the breakpoint caches (Anthropic,
-// Bedrock) and for prices without steps.
-func autoCache(provider string, price cachesim.Price, count token.Counter) *prompt.AutoCache {
-	if provider == "anthropic" || provider == "bedrock" {
-		return nil
-	}
-	minTokens, step, ratio, ok := price.AutomaticSteps()
-	if !ok {
-		return nil
-	}
-	return &prompt.AutoCache{Min: minTokens, Step: step, ReadRatio: ratio, Counter: count}
-}
-
 // layout returns a fresh instance of the layout name (Factories first).
 func (o Options) layout(name string) (prompt.Layout, error) {
 	if f, ok := o.Factories[name]; ok {
@@ -269,7 +255,7 @@ func runSession(s *Session, price cachesim.Price, o Options) (TrajectoryResult, 
 		reqs := make([]cachesim.Request, 0, len(s.Calls))
 		for i, c := range s.Calls {
 			pc := c.Context
-			pc.Model, pc.API, pc.AutoCache = price.ID, api(o.Provider), autoCache(o.Provider, price, o.Counter)
+			pc.Model, pc.API = price.ID, api(o.Provider)
 			req, _, err := layout.Assemble(&pc)
 			if err != nil {
 				return tr, fmt.Errorf("%s: layout %s, call %d: %w", s.Name, name, i, err)

@@ -52,7 +52,6 @@ type placement struct {
 	key     string // path + content hash
 	text    string
 	content string // the version's full content
-	pad     bool   // a cache step alignment block, not a file (align.go)
 }
 
 // Layout is the cachefit layout. It keeps, per session, where each working
@@ -63,7 +62,6 @@ type Layout struct {
 	seen   map[string]bool
 	latest map[string]string // path → the content of its latest placed version
 	gaps   gapModel
-	sent   int // requests assembled so far (alignment's horizon)
 	// static are the files of the session's first request, placed in the
 	// system text as first seen (started: the first request was seen).
 	static  []prompt.File
@@ -170,14 +168,6 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "system", Role: "system", First: -1, Last: -1,
 			Tokens: c.Tokens(sys), Preview: prompt.Preview(sys, 60), Break: true})
 	}
-	if pad := alignment(req, c.AutoCache, l.sent); pad != "" {
-		// Kept on this message in every later request, like a placed file.
-		msgs[last].Content = append(append([]llm.Block(nil), msgs[last].Content...), llm.TextBlock(pad))
-		l.placed = append(l.placed, placement{msg: last, key: fmt.Sprintf("pad\x00%d", l.sent), text: pad, pad: true})
-		bd.Spans = append(bd.Spans, prompt.Span{Name: "cache step alignment", Role: "user", First: last, Last: last,
-			Tokens: c.Tokens(pad), Preview: prompt.Preview(pad, 60)})
-	}
-	l.sent++
 	var users []int
 	if keepAlive {
 		users = keepAliveBreakpoints(req, msgs, last)
@@ -195,12 +185,9 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 			req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: i, Block: len(msgs[i].Content) - 1})
 		}
 	}
-	files, versions := 0, 0
+	files := 0
 	for _, p := range l.placed {
-		if !p.pad {
-			files += c.Tokens(p.text)
-			versions++
-		}
+		files += c.Tokens(p.text)
 	}
 	hist := 0
 	for _, m := range c.History {
@@ -212,7 +199,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 			Note: breakNote(keepAlive, len(users))})
 	if files > 0 {
 		bd.Spans = append(bd.Spans, prompt.Span{Name: "working files (in history)", Role: "user", First: 0, Last: last,
-			Tokens: files, Preview: fmt.Sprintf("%d file version(s)", versions)})
+			Tokens: files, Preview: fmt.Sprintf("%d file version(s)", len(l.placed))})
 	}
 	if c.Reminder != "" {
 		m := &msgs[last]
@@ -244,9 +231,6 @@ func (l *Layout) forgetBeyond(last int) {
 			l.latest[f.Path] = f.Content
 		}
 		for _, p := range kept {
-			if p.pad {
-				continue
-			}
 			path, _, _ := strings.Cut(p.key, "\x00")
 			l.latest[path] = p.content
 		}
