@@ -30,13 +30,23 @@ type walk struct {
 // empty) and returns stdout, stderr and the exit code.
 func (w *walk) run(line, stdin string) (string, string, int) {
 	w.t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	// A hang guard, not a timing check: strata's commands answer in seconds,
+	// but `go install` compiles the tree-sitter grammars (cgo) from cold,
+	// which took over 3 minutes on a loaded 2-core machine.
+	guard := 3 * time.Minute
+	if strings.HasPrefix(line, "go ") {
+		guard = 20 * time.Minute
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), guard)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, "bash", "-c", line)
 	cmd.Dir, cmd.Env, cmd.Stdin = w.project, w.env, strings.NewReader(stdin)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
+	if ctx.Err() != nil {
+		w.t.Fatalf("%s: still running after %v (hang guard); stderr:\n%s", line, guard, se.String())
+	}
 	code := 0
 	if ee, ok := err.(*exec.ExitError); ok {
 		code = ee.ExitCode()
