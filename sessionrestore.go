@@ -90,16 +90,12 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 	if err != nil {
 		return nil, 0, err
 	}
-	hist, err := st.History(ctx, loop)
-	if err != nil {
-		return nil, 0, err
-	}
 	next, err := st.NextTurnIndex(ctx, loop)
 	if err != nil {
 		return nil, 0, err
 	}
 	cfg.ConversationID = rec.ConversationID()
-	a, err := agent.Restore(cfg, loop, hist, next)
+	a, err := agent.Restore(cfg, loop, rec.History(), next)
 	if err != nil {
 		return nil, 0, err
 	}

@@ -271,7 +271,7 @@ func (m *Memory) History(ctx context.Context, loopID string) ([]llm.Message, err
 	if err != nil {
 		return nil, fmt.Errorf("session: history of loop %s: %w", l.ID, err)
 	}
-	return historyOf(r.Parts()), nil
+	return r.History(), nil
 }
 
 // Pending implements Store.

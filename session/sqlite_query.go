@@ -191,6 +191,17 @@ func (s *SQLite) ReadLoop(ctx context.Context, loopID string) (*LoopRecord, erro
 	return r, nil
 }
 
+// loopSession returns the session loop id belongs to; an error wrapping
+// ErrNotFound when there is no such loop.
+func loopSession(ctx context.Context, q queryer, id string) (string, error) {
+	var sid string
+	err := q.QueryRowContext(ctx, `SELECT session_id FROM loops WHERE id = ?`, id).Scan(&sid)
+	if errors.Is(err, sql.ErrNoRows) {
+		return "", ErrNotFound
+	}
+	return sid, err
+}
+
 // readChain reads loop loopID (a unique prefix when prefix is set) with the
 // loops it continues, in one read transaction (one snapshot: never half a
 // Step): the loops, turns and parts of its session, arranged by recordOf.
@@ -206,13 +217,9 @@ func (s *SQLite) readChain(ctx context.Context, loopID string, prefix bool) (*Lo
 			return nil, err
 		}
 	}
-	var sid string
-	err = tx.QueryRowContext(ctx, `SELECT session_id FROM loops WHERE id = ?`, full).Scan(&sid)
-	if errors.Is(err, sql.ErrNoRows) {
-		return nil, fmt.Errorf("loop %s: %w", full, ErrNotFound)
-	}
+	sid, err := loopSession(ctx, tx, full)
 	if err != nil {
-		return nil, err
+		return nil, fmt.Errorf("loop %s: %w", full, err)
 	}
 	ls, err := queryLoops(ctx, tx, `l.session_id = ?`, sid)
 	if err != nil {
@@ -247,7 +254,7 @@ func (s *SQLite) History(ctx context.Context, loopID string) ([]llm.Message, err
 	if err != nil {
 		return nil, fmt.Errorf("session: history: %w", err)
 	}
-	return historyOf(r.Parts()), nil
+	return r.History(), nil
 }
 
 // Pending implements Store.
@@ -256,7 +263,7 @@ func (s *SQLite) Pending(ctx context.Context, loopID string) ([]llm.Block, error
 	if err != nil {
 		return nil, fmt.Errorf("session: pending tool calls: %w", err)
 	}
-	return pendingOf(historyOf(r.Parts())), nil
+	return pendingOf(r.History()), nil
 }
 
 // LatestLoop implements Store.

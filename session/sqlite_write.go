@@ -43,11 +43,7 @@ func applyStep(ctx context.Context, tx *sql.Tx, st Step) error {
 	}
 	if l := st.Loop; l != nil {
 		if p := l.PreviousLoopID; p != "" {
-			var owner string
-			err := tx.QueryRowContext(ctx, `SELECT session_id FROM loops WHERE id = ?`, p).Scan(&owner)
-			if errors.Is(err, sql.ErrNoRows) {
-				return fmt.Errorf("loop %s: previous loop %s: %w", st.LoopID, p, ErrNotFound)
-			}
+			owner, err := loopSession(ctx, tx, p)
 			if err != nil {
 				return fmt.Errorf("loop %s: previous loop %s: %w", st.LoopID, p, err)
 			}
@@ -59,8 +55,8 @@ func applyStep(ctx context.Context, tx *sql.Tx, st Step) error {
 			ON CONFLICT (id) DO NOTHING`, st.LoopID, st.SessionID, l.PreviousLoopID, string(l.Trigger), ms(l.CreatedAt)); err != nil {
 			return fmt.Errorf("loop %s: %w", st.LoopID, err)
 		}
-		var owner string
-		if err := tx.QueryRowContext(ctx, `SELECT session_id FROM loops WHERE id = ?`, st.LoopID).Scan(&owner); err != nil {
+		owner, err := loopSession(ctx, tx, st.LoopID)
+		if err != nil {
 			return fmt.Errorf("loop %s: %w", st.LoopID, err)
 		}
 		if owner != st.SessionID {

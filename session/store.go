@@ -201,6 +201,10 @@ func (r *LoopRecord) Parts() []Message {
 	return append(out, r.Messages...)
 }
 
+// History returns the conversation the loop's whole history holds (its
+// Parts as Store.History returns them).
+func (r *LoopRecord) History() []llm.Message { return historyOf(r.Parts()) }
+
 // ConversationID returns the id of the first loop of r's chain (Before[0],
 // else r itself): the conversation the loop belongs to, which every loop of
 // a session's prompts shares (agent.Config.ConversationID).
