@@ -16,7 +16,7 @@ const RecordVersion = 1
 // Record is what MCP servers answered to tools/list, saved so that tools can
 // be priced and rendered without starting the servers again (`strata mcp
 // list --record FILE` writes it, `strata bench cache --mcp-tools FILE` reads
-// it; docs/mcp.md).
+// it; docs/kiro.md, "Recorded tool lists").
 type Record struct {
 	// Version is RecordVersion.
 	Version int `json:"version"`
