@@ -327,18 +327,18 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 // agentSpawn hooks and the loop hooks.
 func (w *Workspace) loadAgent(ctx context.Context) error {
 	o := w.opts
+	sys := o.Instructions
+	if sys == "" {
+		sys = DefaultInstructions
+	}
+	var err error
+	if w.agent, err = workspaceAgent(w.dir, o.Agent, sys, o.NoProjectFiles); err != nil {
+		return err
+	}
+	for _, wn := range w.agent.Warnings {
+		o.Warn(wn.String())
+	}
 	if o.Agent == "" {
-		sys := o.Instructions
-		if sys == "" {
-			sys = DefaultInstructions
-		}
-		var err error
-		if w.agent, err = defaultAgent(w.dir, sys, o.NoProjectFiles); err != nil {
-			return err
-		}
-		for _, wn := range w.agent.Warnings {
-			o.Warn(wn.String())
-		}
 		if !o.NoBuiltins {
 			w.tools = tool.Builtins()
 		}
@@ -351,16 +351,6 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		}
 		w.startMCP(ctx, w.agent.Resolved.MCPServers, nil)
 		return nil
-	}
-	path, err := ResolveAgent(w.dir, o.Agent)
-	if err != nil {
-		return err
-	}
-	if w.agent, err = LoadAgent(path, w.dir); err != nil {
-		return err
-	}
-	for _, wn := range w.agent.Warnings {
-		o.Warn(wn.String())
 	}
 	cfg := w.agent.Config
 	if !o.NoBuiltins {

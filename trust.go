@@ -185,20 +185,26 @@ func agentTrustRequest(dir string, a *Agent, o Options) TrustRequest {
 // servers (strata mcp list) covers the run that starts them, and back.
 // Nothing is started. Errors are LoadAgent's and ResolveAgent's.
 func WorkspaceCommands(dir, agentName string) (*Agent, TrustRequest, error) {
-	var a *Agent
-	var err error
-	if agentName == "" {
-		a, err = defaultAgent(dir, DefaultInstructions, false)
-	} else {
-		var path string
-		if path, err = ResolveAgent(dir, agentName); err == nil {
-			a, err = LoadAgent(path, dir)
-		}
-	}
+	a, err := workspaceAgent(dir, agentName, DefaultInstructions, false)
 	if err != nil {
 		return nil, TrustRequest{}, err
 	}
 	return a, agentTrustRequest(dir, a, Options{}), nil
+}
+
+// workspaceAgent loads the agent Open loads for the workspace dir: the
+// agent name resolves to (ResolveAgent, then LoadAgent), or, when name is
+// "", strata's default agent with instructions sys (and the project's files
+// unless noProjectFiles). Nothing is started.
+func workspaceAgent(dir, name, sys string, noProjectFiles bool) (*Agent, error) {
+	if name == "" {
+		return defaultAgent(dir, sys, noProjectFiles)
+	}
+	path, err := ResolveAgent(dir, name)
+	if err != nil {
+		return nil, err
+	}
+	return LoadAgent(path, dir)
 }
 
 // trustHash hashes the commands without their Source.
