@@ -1,6 +1,9 @@
 package cachesim
 
-import "time"
+import (
+	"math"
+	"time"
+)
 
 // Oracle returns, for each request of a session (in order, with
 // non-decreasing At), the cheapest token split any layout could achieve under
@@ -142,13 +145,13 @@ func Oracle(p Price, session []Request) []Result {
 }
 
 // pingsBetween returns how many pings, ttl apart, keep an entry written or
-// read at a alive until b: ⌈(b − a)/ttl⌉ − 1 (0 when !pings).
+// read at a alive until b: KeepAlive.Pings with Interval ttl and no bound,
+// ⌈(b − a)/ttl⌉ − 1 (0 when !pings).
 func pingsBetween(a, b time.Time, ttl time.Duration, pings bool) int {
-	gap := b.Sub(a)
-	if !pings || ttl <= 0 || gap <= ttl {
+	if !pings {
 		return 0
 	}
-	return int((gap+ttl-1)/ttl) - 1
+	return KeepAlive{Interval: ttl, MaxPings: math.MaxInt}.Pings(b.Sub(a))
 }
 
 // stepDown rounds a read of n tokens down to what an automatic cache with
