@@ -150,8 +150,10 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	for i, blocks := range extra {
 		msgs[i].Content = append(append([]llm.Block(nil), msgs[i].Content...), blocks...)
 	}
-	first, tail := firstAndTail(c, msgs, last)
-	keepAlive := l.gaps.observe(c.Now, l.promptTokens(c, msgs), first, tail)
+	keepAlive := l.gaps.observe(c.Now, func() (int, int, int) {
+		first, tail := firstAndTail(c, msgs, last)
+		return l.promptTokens(c, msgs), first, tail
+	})
 	ttl := ""
 	if keepAlive {
 		ttl = "1h"

@@ -67,9 +67,11 @@ type gapModel struct {
 }
 
 // observe records a request sent at now (Unix ms; 0 = unknown) and reports
-// whether it keeps its prefix alive for an hour, given its prompt, the
-// first block of its last reply and the rest of its last turn (tokens).
-func (g *gapModel) observe(now int64, prompt, first, tail int) bool {
+// whether it keeps its prefix alive for an hour, given size: its prompt,
+// the first block of its last reply and the rest of its last turn (tokens),
+// counted only when TTLPing needs them (after a pause: a session that never
+// paused does not count its prompt again on every request).
+func (g *gapModel) observe(now int64, size func() (prompt, first, tail int)) bool {
 	paused := false
 	if now > 0 {
 		if g.last > 0 && now >= g.last {
@@ -89,6 +91,7 @@ func (g *gapModel) observe(now int64, prompt, first, tail int) bool {
 	if g.rule == TTLRewrite {
 		return rate*float64(g.calls)*(write5m-read) > write1h-write5m
 	}
+	prompt, first, tail := size()
 	return rate*(read*float64(prompt)-(write5m-read)*float64(tail)) > (write1h-write5m)*float64(first)
 }
 

@@ -33,7 +33,7 @@ func TestGapModelKeepsAliveAfterObservedPauses(t *testing.T) {
 			for _, rule := range []TTLRule{TTLPing, TTLRewrite} {
 				g := gapModel{rule: rule}
 				for i, at := range tt.times {
-					if got := g.observe(at, 20000, 40, 700); got != tt.want[i] {
+					if got := g.observe(at, sizes(20000, 40, 700)); got != tt.want[i] {
 						t.Errorf("%s: request %d: keep-alive %v, want %v", rule, i, got, tt.want[i])
 					}
 				}
@@ -65,7 +65,7 @@ func TestGapModelWeighsPings(t *testing.T) {
 		g := gapModel{rule: c.rule}
 		var got bool
 		for _, at := range times {
-			got = g.observe(at, c.prompt, c.first, c.tail)
+			got = g.observe(at, sizes(c.prompt, c.first, c.tail))
 		}
 		if got != c.want {
 			t.Errorf("%s prompt %d first %d tail %d: keep-alive %v, want %v", c.rule, c.prompt, c.first, c.tail, got, c.want)
@@ -111,4 +111,9 @@ func TestKeepAliveBreakpoints(t *testing.T) {
 			t.Errorf("breakpoint %d: %+v, want %+v", i, req.Breakpoints[i], want[i])
 		}
 	}
+}
+
+// sizes is the token counts of one request, for gapModel.observe.
+func sizes(prompt, first, tail int) func() (int, int, int) {
+	return func() (int, int, int) { return prompt, first, tail }
 }
