@@ -16,7 +16,6 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/cachesim"
-	"github.com/strata-agent/strata/internal/benchcache"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/prompt"
 )
@@ -377,7 +376,7 @@ func simUnfit(c *cobra.Command, key, value string) string {
 		if err != nil {
 			return "" // the command reports the bad --provider itself
 		}
-		if price.Provider != sp && (sp != "bedrock" || price.Provider != "anthropic") {
+		if !servesModel(sp, price) {
 			return fmt.Sprintf("it is a %s model and the simulator is %s", price.Provider, sp)
 		}
 	}
@@ -405,19 +404,18 @@ func modelUnfit(o origin, done []origin) string {
 	if !ok {
 		return ""
 	}
-	family := prov.Value
-	switch family {
-	case "openai-chat", "openai-responses":
-		family = "openai"
-	case "bedrock":
-		if price.Provider == "anthropic" {
-			return ""
-		}
-	}
-	if _, known := benchcache.DefaultModels[family]; !known || price.Provider == family {
+	family, err := simProvider(prov.Value)
+	if err != nil || servesModel(family, price) {
 		return ""
 	}
 	return fmt.Sprintf("it is a model of %s and the provider is %s (from %s)", price.Provider, prov.Value, prov.Source)
+}
+
+// servesModel reports whether the provider family sim (a cache simulator's
+// name: simProvider) serves price's model: its own models, and Claude
+// models on Bedrock.
+func servesModel(sim string, price cachesim.Price) bool {
+	return price.Provider == sim || (sim == "bedrock" && price.Provider == "anthropic")
 }
 
 // sourceRank orders origins by precedence: flag 3, env 2, file 1, default 0.
