@@ -60,8 +60,9 @@ import (
 func Oracle(p Price, session []Request) []Result {
 	out := make([]Result, len(session))
 	type occ struct {
-		req int
-		w   int64 // tokens of all copies of the key in this request
+		req    int
+		w      int64 // tokens of all copies of the key in this request
+		copies int
 	}
 	occs := map[Key][]occ{}
 	var order []Key // first-seen order, for determinism
@@ -82,8 +83,9 @@ func Oracle(p Price, session []Request) []Result {
 			}
 			if n := len(list); n > 0 && list[n-1].req == i {
 				list[n-1].w += b.Tokens
+				list[n-1].copies++
 			} else {
-				list = append(list, occ{req: i, w: b.Tokens})
+				list = append(list, occ{req: i, w: b.Tokens, copies: 1})
 			}
 			occs[b.Key] = list
 		}
@@ -96,23 +98,40 @@ func Oracle(p Price, session []Request) []Result {
 	}
 	freeWrites := p.CacheWrite5m <= p.Input
 	pings := KeepAliveFor(p).Interval > 0
-	var times []time.Time
-	var ws []int64
-	var cls []class
+	sched := func(list []occ, cls []class) ([]class, float64) {
+		times := make([]time.Time, len(list))
+		ws := make([]int64, len(list))
+		for n, o := range list {
+			times[n], ws[n] = session[o.req].At, o.w
+		}
+		return scheduleCost(times, ws, p.Input, p.CacheRead, opts, pings, cls)
+	}
+	classes := make(map[Key][]class, len(order))
+	crossing := map[Key]crossKey{} // see pauseBound
 	for _, k := range order {
 		list := occs[k]
-		times, ws = times[:0], ws[:0]
-		for _, o := range list {
-			times = append(times, session[o.req].At)
-			ws = append(ws, o.w)
+		cls, cost := sched(list, nil)
+		classes[k] = cls
+		if p.CacheWrite1h > 0 && !freeWrites && len(list) > 1 && list[1].req == list[0].req+1 &&
+			list[0].copies == 1 && list[1].copies == 1 && cls[0] == classWrite5m && cls[1] == classRead {
+			// The same key if its read in list[1] is lost: the first
+			// occurrence alone (base), the rest scheduled on its own.
+			rest, restCost := sched(list[1:], nil)
+			crossing[k] = crossKey{req: list[0].req, w: list[0].w,
+				lost: float64(list[0].w)*p.Input + restCost - cost, lostCls: append([]class{classBase}, rest...)}
 		}
-		cls = schedule(times, ws, p.Input, p.CacheRead, opts, pings, cls)
+	}
+	if len(crossing) > 0 {
+		pauseBound(p, session, out, classes, crossing)
+	}
+	for _, k := range order {
+		list, cls := occs[k], classes[k]
 		for n, o := range list {
 			r := &out[o.req]
 			switch cls[n] {
 			case classRead:
 				r.CacheRead += o.w
-				if np := pingsBetween(times[n-1], times[n], opts[0].ttl, pings); np > 0 {
+				if np := pingsBetween(session[list[n-1].req].At, session[o.req].At, opts[0].ttl, pings); np > 0 {
 					// The pings that kept the entry alive re-send the
 					// previous occurrence's request: charged there.
 					prev := &out[list[n-1].req]
@@ -190,7 +209,8 @@ type ttlOption struct {
 	long  bool
 }
 
-// schedule returns the cheapest class of each occurrence of one key, given
+// scheduleCost returns the cheapest class of each occurrence of one key and
+// their cost (prices × tokens: USD/MTok · tokens), given
 // the occurrence times (non-decreasing) and weights (tokens). A chain j..i
 // (all consecutive gaps ≤ ttl, i > j) costs w_j·write + read·Σ_{j<l≤i} w_l; an
 // occurrence outside any chain costs w·base. With pings, a chain may also
@@ -199,11 +219,11 @@ type ttlOption struct {
 // min_j f[j−1] + w_j·write − read·W_j + read·W_i) over the chain starts j the
 // gaps allow, found with a sliding-window minimum (a monotone deque), so the
 // whole schedule is O(k) per TTL option.
-func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOption, pings bool, cls []class) []class {
+func scheduleCost(times []time.Time, ws []int64, base, read float64, opts []ttlOption, pings bool, cls []class) ([]class, float64) {
 	k := len(times)
 	cls = append(cls[:0], make([]class, k)...)
 	if k == 0 {
-		return cls
+		return cls, 0
 	}
 	f := make([]float64, k+1)  // f[i]: best cost of occurrences 1..i (1-based)
 	W := make([]float64, k+1)  // prefix sums of weights
@@ -278,5 +298,5 @@ func schedule(times []time.Time, ws []int64, base, read float64, opts []ttlOptio
 		}
 		i = j - 1
 	}
-	return cls
+	return cls, f[k]
 }
