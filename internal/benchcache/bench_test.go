@@ -82,14 +82,12 @@ func checkCell(t *testing.T, name string, rep *Report, limit, tie float64) {
 }
 
 // Paced sessions: without pauses the paced scenario prices exactly as
-// append and nothing pings; with a pause after every 10th call the runtime
-// pings for cachefit (and for no peer), the pings are priced, and cachefit
-// stays ≥ 20% cheaper than every other layout and within 3% of the oracle
-// (1.098× before pings: each session's first pause was a full rewrite).
-// The oracle does not move: a pause under an hour costs it nothing (the
-// 1-hour keep-alive of one block, which the bound does not count). The
-// 20% goal is measured on all 60 train sessions (on short subsets the
-// first pause weighs more).
+// append and nothing pings; with pauses the runtime pings for cachefit (and
+// for no peer), the pings are priced, and the goal holds on all 60
+// train sessions: cachefit ≤ 1.02× the oracle at a pause every 3, 5, 10, 20
+// and 40 calls, and ≥ 20 % cheaper than every other layout at every 10 (on
+// short subsets the first pause weighs more). Pauses only raise the oracle
+// (cachesim's pause bound), never lower it.
 func TestPacedCachefitTTL(t *testing.T) {
 	layouts := AllLayouts()
 	none := trainSubsetWith(t, 12, Paced, Derivation{Pacing: Pacing{Every: -1}})
@@ -103,33 +101,39 @@ func TestPacedCachefitTTL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, l := range layouts {
-		if math.Abs(a.Layouts[l].CostUSD-p.Layouts[l].CostUSD) > 1e-9 {
-			t.Errorf("%s: paced without pauses $%.4f, append $%.4f", l, p.Layouts[l].CostUSD, a.Layouts[l].CostUSD)
+		if math.Abs(a.Layouts[l].CostUSD-p.Layouts[l].CostUSD) > 1e-9 || p.Layouts[l].Pings != 0 {
+			t.Errorf("%s: paced without pauses $%.4f (%d pings), append $%.4f", l, p.Layouts[l].CostUSD, p.Layouts[l].Pings, a.Layouts[l].CostUSD)
 		}
 	}
-	paced, err := LoadDir(shared.Path(t, "data/trajectories/mini-swe-agent/train"), Paced) // the goal is stated on all of train
-	if err != nil {
-		t.Fatal(err)
-	}
-	rep, err := Run(paced, Paced, Options{Provider: "anthropic", Layouts: layouts})
-	if err != nil {
-		t.Fatal(err)
-	}
-	checkCell(t, "paced every 10", rep, 1.03, 0)
-	for _, l := range layouts {
-		if n := rep.Layouts[l].Pings; (n > 0) != (l == "cachefit") || p.Layouts[l].Pings != 0 {
-			t.Errorf("%s: %d pings at a pause every 10, %d without pauses; only cachefit pings, and only in pauses", l, n, p.Layouts[l].Pings)
+	train := shared.Path(t, "data/trajectories/mini-swe-agent/train") // the goal is stated on all of train
+	for _, every := range []int{3, 5, 10, 20, 40} {
+		paced, err := LoadDirWith(train, Paced, Derivation{Pacing: Pacing{Every: every, Length: DefaultPauseLength}}, nil)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	cf := rep.Layouts["cachefit"].CostUSD
-	for _, l := range layouts {
-		if c := rep.Layouts[l].CostUSD; l != "cachefit" && cf > 0.8*c {
-			t.Errorf("paced every 10: cachefit $%.4f is not 20%% cheaper than %s $%.4f", cf, l, c)
+		rep, err := Run(paced, Paced, Options{Provider: "anthropic", Layouts: layouts})
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-	for i, d := range a.Details { // the subset is the first sessions of train
-		if pd := rep.Details[i]; pd.Name != d.Name || math.Abs(pd.Oracle.CostUSD-d.Oracle.CostUSD) > 1e-9 {
-			t.Errorf("%s: 6-minute pauses moved the oracle: $%.4f vs $%.4f without (%s)", d.Name, pd.Oracle.CostUSD, d.Oracle.CostUSD, pd.Name)
+		name := fmt.Sprintf("paced every %d", every)
+		checkCell(t, name, rep, 1.02, 0)
+		for _, l := range layouts {
+			if n := rep.Layouts[l].Pings; (n > 0) != (l == "cachefit") {
+				t.Errorf("%s: %s sent %d pings; only cachefit pings", name, l, n)
+			}
+		}
+		if every == 10 {
+			cf := rep.Layouts["cachefit"].CostUSD
+			for _, l := range layouts {
+				if c := rep.Layouts[l].CostUSD; l != "cachefit" && cf > 0.8*c {
+					t.Errorf("%s: cachefit $%.4f is not 20%% cheaper than %s $%.4f", name, cf, l, c)
+				}
+			}
+		}
+		for i, d := range a.Details { // the subset is the first sessions of train
+			if pd := rep.Details[i]; pd.Name != d.Name || pd.Oracle.CostUSD < d.Oracle.CostUSD*(1-1e-9) {
+				t.Errorf("%s %s: pauses lowered the oracle: $%.4f vs $%.4f without (%s)", name, d.Name, pd.Oracle.CostUSD, d.Oracle.CostUSD, pd.Name)
+			}
 		}
 	}
 }

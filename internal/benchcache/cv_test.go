@@ -118,33 +118,44 @@ func seq(n int) []int {
 	return out
 }
 
-// cvPacings are the paced sweep's pause periods the TTL rule is chosen on
-// (-1 = no pauses).
-var cvPacings = []int{-1, 3, 5, 10, 20, 40}
+// cvPacings are the pacings the TTL rule is chosen on: the paced sweep's
+// pause periods (-1 = no pauses) and, with seed 1, memoryless pauses at the
+// same mean rates (a person who may pause after any call).
+var cvPacings = []Pacing{
+	{Every: -1}, {Every: 3}, {Every: 5}, {Every: 10}, {Every: 20}, {Every: 40},
+	{Every: 3, Seed: 1}, {Every: 5, Seed: 1}, {Every: 10, Seed: 1},
+}
 
-// TestPacedTTLCrossValidation chooses cachefit's TTL rule (TTLPing,
-// TTLRewrite, TTLNever; all with keep-alive pings) by 5-fold
-// cross-validation over the train sessions of the paced scenario: in each
-// fold the rule with the lowest in-fold mean cost ratio to the oracle over
-// the sweep's pacings (none, every 3, 5, 10, 20, 40 calls; Anthropic) is
-// chosen on 48 sessions and scored on the 12 held out. It logs in-fold and
-// out-of-fold ratios and checks that cachefit.DefaultOptions has the rule
-// the folds choose most often. STRATA_CV=1 runs it (about a minute).
+// TestPacedTTLCrossValidation chooses cachefit's TTL rule (TTLPing with a
+// pause prior k of 0.5, 1, 2 or 4, TTLRewrite, TTLNever; all with
+// keep-alive pings) by 5-fold cross-validation over the train sessions of
+// the paced scenario: in each fold the rule with the lowest in-fold mean
+// cost ratio to the oracle over cvPacings (Anthropic) is chosen on 48
+// sessions and scored on the 12 held out. It logs in-fold and out-of-fold
+// ratios and checks that cachefit.DefaultOptions has the rule the folds
+// choose most often. STRATA_CV=1 runs it (a minute or two).
 func TestPacedTTLCrossValidation(t *testing.T) {
 	if os.Getenv("STRATA_CV") != "1" {
-		t.Skip("cross-validation prices 60 sessions × 3 rules × 6 pacings: set STRATA_CV=1 to run it")
+		t.Skip("cross-validation prices 60 sessions × 6 rules × 9 pacings: set STRATA_CV=1 to run it")
 	}
-	rules := []cachefit.TTLRule{cachefit.TTLPing, cachefit.TTLRewrite, cachefit.TTLNever}
+	candidates := map[string]cachefit.Options{
+		"cachefit-rewrite": {TTLRule: cachefit.TTLRewrite},
+		"cachefit-never":   {TTLRule: cachefit.TTLNever},
+	}
+	for _, k := range []float64{0.5, 1, 2, 4} {
+		candidates[fmt.Sprintf("cachefit-ping-k%g", k)] = cachefit.Options{TTLRule: cachefit.TTLPing, PausePrior: k}
+	}
 	factories := map[string]func() prompt.Layout{}
 	var names []string
-	for _, r := range rules {
-		n := "cachefit-" + string(r)
+	for n, o := range candidates {
 		names = append(names, n)
-		factories[n] = func() prompt.Layout { return cachefit.NewWith(cachefit.Options{TTLRule: r}) }
+		factories[n] = func() prompt.Layout { return cachefit.NewWith(o) }
 	}
+	sort.Strings(names)
 	var reps []*Report
-	for _, every := range cvPacings {
-		ss := trainSubsetWith(t, 60, Paced, Derivation{Pacing: Pacing{Every: every, Length: DefaultPauseLength}})
+	for _, pacing := range cvPacings {
+		pacing.Length = DefaultPauseLength
+		ss := trainSubsetWith(t, 60, Paced, Derivation{Pacing: pacing})
 		sort.Slice(ss, func(i, j int) bool { return ss[i].Name < ss[j].Name })
 		rep, err := Run(ss, Paced, Options{Provider: "anthropic", Layouts: names, Factories: factories})
 		if err != nil {
@@ -182,7 +193,11 @@ func TestPacedTTLCrossValidation(t *testing.T) {
 	for _, n := range names {
 		fmt.Fprintf(&log, "all 60, %s:", n)
 		for k, rep := range reps {
-			fmt.Fprintf(&log, " every %d %.4f", cvPacings[k], rep.Layouts[n].CostUSD/rep.Oracle.CostUSD)
+			fmt.Fprintf(&log, " every %d", cvPacings[k].Every)
+			if cvPacings[k].Seed != 0 {
+				fmt.Fprint(&log, " (random)")
+			}
+			fmt.Fprintf(&log, " %.4f", rep.Layouts[n].CostUSD/rep.Oracle.CostUSD)
 		}
 		fmt.Fprintln(&log)
 	}
@@ -193,7 +208,8 @@ func TestPacedTTLCrossValidation(t *testing.T) {
 			choice, n = name, votes[name]
 		}
 	}
-	if want := "cachefit-" + string(cachefit.DefaultOptions.TTLRule); choice != want {
+	def := cachefit.DefaultOptions
+	if want := fmt.Sprintf("cachefit-%s-k%g", def.TTLRule, def.PausePrior); choice != want {
 		t.Errorf("cross-validation chooses %s (%d of %d folds); cachefit.DefaultOptions has %s", choice, n, folds, want)
 	}
 }

@@ -80,10 +80,13 @@ type Options struct {
 	// TTLRule decides when a request keeps its prefix alive for an hour
 	// ("" = TTLPing; see gapModel).
 	TTLRule TTLRule
+	// PausePrior is how many gaps the session's overall pause rate counts
+	// for in the per-state pause rate of TTLPing (k in gapModel; ≤ 0 = 1).
+	PausePrior float64
 }
 
 // DefaultOptions are the options New uses.
-var DefaultOptions = Options{DiffContext: 0, TTLRule: TTLPing}
+var DefaultOptions = Options{DiffContext: 0, TTLRule: TTLPing, PausePrior: 1}
 
 // New returns a layout for a new session with DefaultOptions.
 func New() *Layout { return NewWith(DefaultOptions) }
@@ -95,7 +98,10 @@ func NewWith(o Options) *Layout {
 	if o.TTLRule == "" {
 		o.TTLRule = TTLPing
 	}
-	return &Layout{opt: o, seen: map[string]bool{}, latest: map[string]string{}, gaps: gapModel{rule: o.TTLRule}}
+	if o.PausePrior <= 0 {
+		o.PausePrior = 1
+	}
+	return &Layout{opt: o, seen: map[string]bool{}, latest: map[string]string{}, gaps: gapModel{rule: o.TTLRule, prior: o.PausePrior}}
 }
 
 // Name returns "cachefit".
@@ -150,9 +156,9 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 	for i, blocks := range extra {
 		msgs[i].Content = append(append([]llm.Block(nil), msgs[i].Content...), blocks...)
 	}
-	keepAlive := l.gaps.observe(c.Now, func() (int, int, int) {
-		first, tail := firstAndTail(c, msgs, last)
-		return l.promptTokens(c, msgs), first, tail
+	keepAlive := l.gaps.observe(c.Now, func() requestSize {
+		first, tail, since := turnSizes(c, msgs, last)
+		return requestSize{prompt: l.promptTokens(c, msgs), first: first, tail: tail, since: since}
 	})
 	ttl := ""
 	if keepAlive {

@@ -39,60 +39,103 @@ const (
 )
 
 // gapModel is what cachefit knows of a session's pacing: the times of the
-// requests so far (prompt.Context.Now; never the future). The chance that
-// a pause follows a request is the observed rate λ = pauses / gaps (a gap
-// is the time between two requests, a pause a gap over 5 minutes); a
-// session that has never paused has λ = 0 and keeps plain 5-minute
-// breakpoints. Requests without a time (Now = 0) do not change the model.
+// requests so far (prompt.Context.Now; never the future). A gap is the time
+// between two requests, a pause a gap over 5 minutes; a session that has
+// never paused keeps plain 5-minute breakpoints. Requests without a time
+// (Now = 0) do not change the model.
+//
+// The chance λ that a pause follows a request is estimated per state, the
+// state being whether the request itself came after a pause (a first-order
+// Markov chain of pauses): λ = (pauses after requests in that state + k·ρ) /
+// (gaps after them + k), where ρ = pauses / gaps over the whole session and
+// k = Options.PausePrior (1 by default, chosen with the TTL rule by
+// cross-validation on the train sessions, docs/cachefit.md). A person who pauses every few calls never pauses twice in a
+// row, one who pauses at random does; the chain learns which from the
+// session, and with few observations of a state λ stays near ρ.
 //
 // While the session idles the runtime pings (prompt.KeepAliveReporter,
 // cachesim.KeepAliveForRequest): one ping re-reads the whole prompt (P
 // tokens) at 0.1× so nothing is rewritten after the pause. The 1-hour
 // keep-alive (keepAliveBreakpoints) costs instead (write1h − write5m) =
-// 0.75× on the first block of the last reply (f tokens) in every request,
-// and after a pause rewrites the t tokens of the turn behind it (1.15×
-// more than a read) — a request so protected is not pinged. So, under
-// TTLPing, keep-alive pays when
+// 0.75× on what the request writes for an hour (f tokens: the first block
+// of the last reply; right after a pause that followed a keep-alive request,
+// also the turn behind the previous 1-hour point, which the pause lost and
+// this request rewrites), and after a pause rewrites the t tokens of the
+// turn behind it (1.15× more than a read) — a request so protected is not
+// pinged. So, under TTLPing, keep-alive pays when
 //
 //	λ · (0.1 · P − 1.15 · t) > 0.75 · f
 //
-// (TTLRewrite: λ · n · 1.15 > 0.75, with P ≈ n turns after n requests,
-// when a pause costs a rewrite of everything). The request right after a
-// pause keeps 5-minute breakpoints.
+// (TTLRewrite, the rule before pings: λ = ρ, λ · n · 1.15 > 0.75 after n
+// requests, when a pause costs a rewrite of everything; the request right
+// after a pause keeps 5-minute breakpoints).
 type gapModel struct {
 	rule         TTLRule
-	last         int64 // Unix ms of the previous request; 0 = none yet
-	calls        int   // requests with a time
+	prior        float64 // k (Options.PausePrior)
+	last         int64   // Unix ms of the previous request; 0 = none yet
+	calls        int     // requests with a time
 	gaps, pauses int
+	// per state (0: the request came after a short gap or first, 1: after
+	// a pause): gaps that followed such a request, and pauses among them
+	stateGaps, statePauses [2]int
+	state                  int  // the last request's state
+	kept                   bool // the last request kept its prefix alive
+}
+
+// requestSize is what the TTL rule weighs, in tokens: the prompt, the first
+// block of its last reply, the rest of its last turn from there, and the
+// turn between the previous reply's first block and that reply (what a
+// request right after a pause rewrites behind the previous 1-hour point).
+type requestSize struct {
+	prompt, first, tail, since int
 }
 
 // observe records a request sent at now (Unix ms; 0 = unknown) and reports
-// whether it keeps its prefix alive for an hour, given size: its prompt,
-// the first block of its last reply and the rest of its last turn (tokens),
-// counted only when TTLPing needs them (after a pause: a session that never
-// paused does not count its prompt again on every request).
-func (g *gapModel) observe(now int64, size func() (prompt, first, tail int)) bool {
-	paused := false
+// whether it keeps its prefix alive for an hour, given its size, counted
+// only when TTLPing needs it (after a pause: a session that never paused
+// does not count its prompt again on every request).
+func (g *gapModel) observe(now int64, size func() requestSize) bool {
 	if now > 0 {
 		if g.last > 0 && now >= g.last {
+			pause := time.Duration(now-g.last)*time.Millisecond > shortTTL
 			g.gaps++
-			if time.Duration(now-g.last)*time.Millisecond > shortTTL {
+			g.stateGaps[g.state]++
+			if pause {
 				g.pauses++
-				paused = true
+				g.statePauses[g.state]++
+			}
+			g.state = 0
+			if pause {
+				g.state = 1
 			}
 		}
 		g.last = now
 		g.calls++
 	}
-	if paused || g.gaps == 0 || g.pauses == 0 || g.rule == TTLNever {
+	g.kept = g.decide(size)
+	return g.kept
+}
+
+// decide applies the rule (see gapModel) to the request observe recorded.
+func (g *gapModel) decide(size func() requestSize) bool {
+	if g.gaps == 0 || g.pauses == 0 || g.rule == TTLNever {
 		return false
 	}
-	rate := float64(g.pauses) / float64(g.gaps)
+	rho := float64(g.pauses) / float64(g.gaps)
 	if g.rule == TTLRewrite {
-		return rate*float64(g.calls)*(write5m-read) > write1h-write5m
+		return g.state == 0 && rho*float64(g.calls)*(write5m-read) > write1h-write5m
 	}
-	prompt, first, tail := size()
-	return rate*(read*float64(prompt)-(write5m-read)*float64(tail)) > (write1h-write5m)*float64(first)
+	s, k := g.state, g.prior
+	if k <= 0 {
+		k = 1
+	}
+	rate := (float64(g.statePauses[s]) + k*rho) / (float64(g.stateGaps[s]) + k)
+	sz := size()
+	f := sz.first
+	if s == 1 && g.kept {
+		f += sz.since
+	}
+	return rate*(read*float64(sz.prompt)-(write5m-read)*float64(sz.tail)) > (write1h-write5m)*float64(f)
 }
 
 // keepAliveBreakpoints sets the breakpoints of a keep-alive request and
@@ -144,21 +187,34 @@ func (l *Layout) promptTokens(c *prompt.Context, msgs []llm.Message) int {
 	return n
 }
 
-// firstAndTail returns the tokens of the first block of the last reply
-// before msgs[last] (what a keep-alive request writes for an hour) and of
-// the rest of the turn from there to the end (what a pause would make it
-// rewrite); with no reply, 0 and the last message.
-func firstAndTail(c *prompt.Context, msgs []llm.Message, last int) (first, tail int) {
-	for i := last - 1; i >= 0; i-- {
-		if msgs[i].Role != llm.RoleAssistant || len(msgs[i].Content) == 0 {
-			continue
+// turnSizes returns the tokens of the first block of the last reply before
+// msgs[last] (what a keep-alive request writes for an hour), of the rest of
+// the turn from there to the end (what a pause would make it rewrite), and
+// of the turn between the previous reply's first block and that reply (what
+// a request right after a pause rewrites behind the previous 1-hour point);
+// with no reply, 0, the last message and 0.
+func turnSizes(c *prompt.Context, msgs []llm.Message, last int) (first, tail, since int) {
+	var replies []int // the last two replies, newest first
+	for i := last - 1; i >= 0 && len(replies) < 2; i-- {
+		if msgs[i].Role == llm.RoleAssistant && len(msgs[i].Content) > 0 {
+			replies = append(replies, i)
 		}
-		first = c.BlockTokens(msgs[i].Content[:1])
-		tail = c.BlockTokens(msgs[i].Content[1:])
-		for _, m := range msgs[i+1 : last+1] {
-			tail += c.BlockTokens(m.Content)
-		}
-		return first, tail
 	}
-	return 0, c.BlockTokens(msgs[last].Content)
+	if len(replies) == 0 {
+		return 0, c.BlockTokens(msgs[last].Content), 0
+	}
+	r := replies[0]
+	first = c.BlockTokens(msgs[r].Content[:1])
+	tail = c.BlockTokens(msgs[r].Content[1:])
+	for _, m := range msgs[r+1 : last+1] {
+		tail += c.BlockTokens(m.Content)
+	}
+	if len(replies) == 2 {
+		p := replies[1]
+		since = c.BlockTokens(msgs[p].Content[1:])
+		for _, m := range msgs[p+1 : r] {
+			since += c.BlockTokens(m.Content)
+		}
+	}
+	return first, tail, since
 }

@@ -10,35 +10,81 @@ import (
 )
 
 // The gap model keeps plain 5-minute breakpoints until the session has
-// idled past 5 minutes; the request right after a pause rewrites at 5
-// minutes, and keep-alive starts with the next one. It reads only the times
-// it was given (never the future); requests without a time change nothing.
-// Every rule agrees on these cases (a 20,000-token prompt, a 40-token first
-// block, a 700-token turn).
+// idled past 5 minutes. It reads only the times it was given (never the
+// future); requests without a time change nothing. Right after a pause,
+// TTLPing keeps alive when the previous request did not (it was pinged, so
+// only the new reply's first block is written for an hour), and not when it
+// did (the pause lost the turn behind its 1-hour point: 740 tokens at the
+// 1-hour rate outweigh one expected ping here); TTLRewrite, the rule before
+// pings, never keeps alive right after a pause. A 20,000-token prompt, a
+// 40-token first block, a 700-token turn.
 func TestGapModelKeepsAliveAfterObservedPauses(t *testing.T) {
 	min := int64(time.Minute / time.Millisecond)
 	tests := []struct {
-		name  string
-		times []int64 // Unix ms of each request
-		want  []bool
+		name          string
+		times         []int64 // Unix ms of each request
+		ping, rewrite []bool
 	}{
-		{"no times", []int64{0, 0, 0}, []bool{false, false, false}},
-		{"steady 30 s gaps", []int64{1, 1 + min/2, 1 + min, 1 + 3*min/2}, []bool{false, false, false, false}},
-		{"exactly 5 minutes is no pause", []int64{1, 1 + 5*min, 1 + 10*min}, []bool{false, false, false}},
-		{"a 6-minute pause", []int64{1, 1 + min, 1 + 2*min, 1 + 8*min, 1 + 9*min, 1 + 10*min}, []bool{false, false, false, false, true, true}},
-		{"a second pause rewrites at 5 minutes", []int64{1, 1 + 7*min, 1 + 8*min, 1 + 15*min, 1 + 16*min}, []bool{false, false, true, false, true}},
+		{"no times", []int64{0, 0, 0}, []bool{false, false, false}, nil},
+		{"steady 30 s gaps", []int64{1, 1 + min/2, 1 + min, 1 + 3*min/2}, []bool{false, false, false, false}, nil},
+		{"exactly 5 minutes is no pause", []int64{1, 1 + 5*min, 1 + 10*min}, []bool{false, false, false}, nil},
+		{"a 6-minute pause", []int64{1, 1 + min, 1 + 2*min, 1 + 8*min, 1 + 9*min, 1 + 10*min},
+			[]bool{false, false, false, true, true, true}, []bool{false, false, false, false, true, true}},
+		{"a second pause", []int64{1, 1 + 7*min, 1 + 8*min, 1 + 15*min, 1 + 16*min},
+			[]bool{false, true, true, false, true}, []bool{false, false, true, false, true}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			for _, rule := range []TTLRule{TTLPing, TTLRewrite} {
+				want := tt.ping
+				if rule == TTLRewrite && tt.rewrite != nil {
+					want = tt.rewrite
+				}
 				g := gapModel{rule: rule}
 				for i, at := range tt.times {
-					if got := g.observe(at, sizes(20000, 40, 700)); got != tt.want[i] {
-						t.Errorf("%s: request %d: keep-alive %v, want %v", rule, i, got, tt.want[i])
+					if got := g.observe(at, sizes(20000, 40, 700)); got != want[i] {
+						t.Errorf("%s: request %d: keep-alive %v, want %v", rule, i, got, want[i])
 					}
 				}
 			}
 		})
+	}
+}
+
+// The pause rate is learnt per state (after a pause or not): a session that
+// pauses every third call never pauses twice in a row, so after a few
+// periods the request right after a pause stops paying the 1-hour rate for
+// the turn the pause lost; one that often pauses twice in a row keeps
+// paying it, since the next gap is likely a pause too (40,000-token prompt,
+// 40-token first block, 700-token turns).
+func TestGapModelLearnsPauseRhythm(t *testing.T) {
+	min := int64(time.Minute / time.Millisecond)
+	afterPause := func(pattern []bool) (last bool) { // pattern: gap i is a pause
+		g := gapModel{rule: TTLPing, prior: 1}
+		at := int64(1)
+		g.observe(at, sizes(40000, 40, 700))
+		for _, pause := range pattern {
+			at += min
+			if pause {
+				at += 6 * min
+			}
+			kept := g.observe(at, sizes(40000, 40, 700))
+			if pause {
+				last = kept
+			}
+		}
+		return last
+	}
+	var every3, twice []bool
+	for i := 0; i < 30; i++ {
+		every3 = append(every3, i%3 == 2)
+		twice = append(twice, i%3 != 0)
+	}
+	if afterPause(every3) {
+		t.Error("a pause every third call: the request after the tenth pause still keeps alive")
+	}
+	if !afterPause(twice) {
+		t.Error("two pauses in every three gaps: the request after a pause should keep alive")
 	}
 }
 
@@ -114,6 +160,6 @@ func TestKeepAliveBreakpoints(t *testing.T) {
 }
 
 // sizes is the token counts of one request, for gapModel.observe.
-func sizes(prompt, first, tail int) func() (int, int, int) {
-	return func() (int, int, int) { return prompt, first, tail }
+func sizes(prompt, first, tail int) func() requestSize {
+	return func() requestSize { return requestSize{prompt: prompt, first: first, tail: tail, since: tail} }
 }
