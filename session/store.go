@@ -167,6 +167,13 @@ type Writer interface {
 	// another session, when InsertTurn or an Insert part is already stored,
 	// or when UpdateTurn or a Replace part is not (ErrNotFound).
 	WriteStep(ctx context.Context, s Step) error
+
+	// AddPing stores keep-alive ping p of session sessionID (a full id):
+	// its cost, apart from every turn (SessionDetail.Pings, SessionSummary
+	// .Pings). It touches no loop, turn, message or the session's UpdatedAt
+	// (a ping is no activity of the user's). An unknown session gives an
+	// error wrapping ErrNotFound.
+	AddPing(ctx context.Context, sessionID string, p Ping) error
 }
 
 // ListOptions selects the sessions ListSessions returns.
