@@ -32,7 +32,7 @@ type Memory struct {
 	created  int // loops created so far; orders loops created in the same millisecond
 	leases   map[string]memLease
 	pings    map[string][]Ping // by session id, in the order stored
-	clock    func() time.Time // leases' clock; nil = time.Now (tests set it)
+	clock    func() time.Time  // leases' clock; nil = time.Now (tests set it)
 }
 
 // memLease is a session's writer lease (Store.Acquire).
