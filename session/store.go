@@ -1,7 +1,9 @@
 // Package session stores agent sessions: the sessions, the loops that run in
 // them, each loop's turns (docs/turn.md: turn_id, triggered_by, usage, input
-// messages, output message, tool results, started_at, ended_at) and the
-// loop's message history, behind the Store interface; plus a Recorder that
+// messages, output message, tool results, started_at, ended_at), the
+// loop's message history and the session's keep-alive pings (their cost,
+// apart from every turn: docs/keepalive.md), behind the Store interface;
+// plus a Recorder that
 // materializes those records from the agent loop's events (docs/turn.md,
 // "recorder").
 //
