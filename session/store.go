@@ -3,9 +3,8 @@
 // messages, output message, tool results, started_at, ended_at), the
 // loop's message history and the session's keep-alive pings (their cost,
 // apart from every turn: docs/keepalive.md), behind the Store interface;
-// plus a Recorder that
-// materializes those records from the agent loop's events (docs/turn.md,
-// "recorder").
+// plus a Recorder that materializes those records from the agent loop's
+// events (docs/turn.md, "recorder").
 //
 // Which implementation to use:
 //
