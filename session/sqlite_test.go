@@ -238,6 +238,31 @@ func loadDump(t *testing.T, name string) string {
 	return path
 }
 
+// migrateDump opens the dump at testdata/name, a file at schema version
+// from, which Open migrates to SchemaVersion; it fails the test unless
+// every row of the old tables is still there.
+func migrateDump(t *testing.T, name string, from int) *SQLite {
+	t.Helper()
+	path := loadDump(t, name)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if v := pragma(t, raw, "user_version"); v != fmt.Sprint(from) {
+		t.Fatalf("%s at version %s; want %d", name, v, from)
+	}
+	before := rowCounts(t, raw)
+	s := openPath(t, path)
+	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
+		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
+	}
+	if after := rowCounts(t, s.db); after != before {
+		t.Errorf("the migration changed the rows: %s; before %s", after, before)
+	}
+	return s
+}
+
 // rowCounts returns the number of rows of each table of the session schema.
 func rowCounts(t *testing.T, db *sql.DB) string {
 	t.Helper()
@@ -262,23 +287,7 @@ func rowCounts(t *testing.T, db *sql.DB) string {
 // after AgentStart)"), with the whole conversation as its history and its
 // message positions after the old ones.
 func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
-	path := loadDump(t, "schema2.sql")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if v := pragma(t, raw, "user_version"); v != "2" {
-		t.Fatalf("fixture at version %s; want 2", v)
-	}
-	before := rowCounts(t, raw)
-	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
-		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
-	}
-	if after := rowCounts(t, s.db); after != before {
-		t.Errorf("the migration changed the rows: %s; before %s", after, before)
-	}
+	s := migrateDump(t, "schema2.sql", 2)
 	var prev sql.NullString
 	if err := s.db.QueryRow(`SELECT previous_loop_id FROM loops WHERE id = 'main0000loop0001'`).Scan(&prev); err != nil || prev.Valid {
 		t.Fatalf("previous_loop_id of an old loop: %v %v; want NULL", prev, err)
@@ -346,23 +355,7 @@ func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
 // were stored then). The resumed session's pings are stored from then on
 // (docs/keepalive.md), apart from its turns.
 func TestMigrateSchema3StoresPings(t *testing.T) {
-	path := loadDump(t, "schema3.sql")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if v := pragma(t, raw, "user_version"); v != "3" {
-		t.Fatalf("fixture at version %s; want 3", v)
-	}
-	before := rowCounts(t, raw)
-	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
-		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
-	}
-	if after := rowCounts(t, s.db); after != before {
-		t.Errorf("the migration changed the rows: %s; before %s", after, before)
-	}
+	s := migrateDump(t, "schema3.sql", 3)
 	ctx := t.Context()
 	a := mainScript("main0000loop0001")
 	h, err := s.History(ctx, "main0000loop0001-p4")
