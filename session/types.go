@@ -45,7 +45,9 @@ type SessionSummary struct {
 	Loops     int       // loops of the session, sub-agents' and branches' included
 	Turns     int       // turns recorded in all the session's loops, any status
 	Usage     llm.Usage // summed over those turns, tokens (keep-alive pings not included)
-	Pings     PingTotals
+	// Pings are the session's stored keep-alive pings: how many, and their
+	// tokens, apart from Usage (the session cost Usage + Pings.Usage).
+	Pings PingTotals
 }
 
 // Ping is one keep-alive ping the runtime sent while the session idled
