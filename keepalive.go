@@ -14,6 +14,7 @@ import (
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
 )
 
 // KeepAlive configures a session's keep-alive pings (docs/keepalive.md):
@@ -22,8 +23,8 @@ import (
 // max_tokens 1, just before the provider's cache entry would expire, so the
 // next request reads the cached prefix instead of writing it again. The
 // answer is discarded; its usage is reported (an event.CacheKeepAlive
-// event) and counted in Session.Usage, never in the conversation or the
-// session store.
+// event), counted in Session.Usage and stored as the session's ping
+// (session.Ping), never as a turn or in the conversation.
 //
 // Pings are sent only for layouts that ask for them
 // (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes. The
@@ -316,6 +317,14 @@ func (k *keeper) close() {
 	k.wg.Wait()
 }
 
+// carry starts the counts from t, the pings a resumed session stored
+// before (session.SessionDetail.PingTotals).
+func (k *keeper) carry(t session.PingTotals) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.total, k.usage = t.Count, t.Usage
+}
+
 // stats returns the policy, pings and usage so far.
 func (k *keeper) stats() KeepAliveStats {
 	if k == nil {
@@ -328,7 +337,9 @@ func (k *keeper) stats() KeepAliveStats {
 
 // KeepAlive returns what the session's keep-alive pings did so far: the
 // policy for the current idle stretch (zero when the session does not
-// ping), the pings sent and their summed usage (also counted in Usage).
+// ping), the pings sent and their summed usage (also counted in Usage). A
+// resumed or branched session counts from the pings its store holds
+// (session.SessionDetail.Pings), as its Usage counts from the stored turns.
 func (s *Session) KeepAlive() KeepAliveStats { return s.keep.stats() }
 
 // keepAlive makes cfg's provider go through the session's keeper (created

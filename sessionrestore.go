@@ -28,6 +28,7 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		return &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
 	}
 	s.id = d.ID
+	s.keep.carry(d.PingTotals())
 	// Read the history only once no other writer can add to it.
 	if err := s.hold(ctx); err != nil {
 		return err

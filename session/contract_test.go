@@ -227,6 +227,7 @@ func testClosedStoreFails(t *testing.T, _ impl, s Store) {
 		"Branch":        func() error { return s.Branch(ctx, sess.ID, "l", 0, "b") },
 		"ReadLoop":      func() error { _, err := s.ReadLoop(ctx, "l"); return err },
 		"WriteStep":     func() error { return s.WriteStep(ctx, Step{SessionID: sess.ID, LoopID: "l", Title: "t"}) },
+		"AddPing":       func() error { return s.AddPing(ctx, sess.ID, Ping{}) },
 	}
 	for name, call := range calls {
 		if err := call(); err == nil {
@@ -260,6 +261,7 @@ func TestImplementationsAgree(t *testing.T) {
 		}
 		feed(t, s, "s1", a.ev)
 		feed(t, s, "s2", c.ev[:cut])
+		feed(t, s, "s1", []event.Event{pingEvent(a.clock.Add(time.Minute), 1, usage(3, 1, 2000, 0))})
 		if err := s.Branch(ctx, "s1", "main-p3", 0, "b4"); err != nil {
 			t.Fatal(err)
 		}

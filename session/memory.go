@@ -31,7 +31,8 @@ type Memory struct {
 	loops    map[string]*memLoop
 	created  int // loops created so far; orders loops created in the same millisecond
 	leases   map[string]memLease
-	clock    func() time.Time // leases' clock; nil = time.Now (tests set it)
+	pings    map[string][]Ping // by session id, in the order stored
+	clock    func() time.Time  // leases' clock; nil = time.Now (tests set it)
 }
 
 // memLease is a session's writer lease (Store.Acquire).
@@ -63,7 +64,8 @@ type memPart struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}, leases: map[string]memLease{}}
+	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}, leases: map[string]memLease{},
+		pings: map[string][]Ping{}}
 }
 
 // Close implements Store: it drops everything stored; every method fails
@@ -71,7 +73,7 @@ func NewMemory() *Memory {
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed, m.sessions, m.loops, m.leases = true, nil, nil, nil
+	m.closed, m.sessions, m.loops, m.leases, m.pings = true, nil, nil, nil, nil
 	return nil
 }
 
@@ -168,11 +170,16 @@ func (m *Memory) ListSessions(ctx context.Context, opts ListOptions) ([]SessionS
 	var out []SessionSummary
 	for _, s := range m.sessions {
 		if opts.Cwd == "" || s.Cwd == opts.Cwd {
-			sums[s.ID] = &SessionSummary{ID: s.ID, Title: s.Title, Cwd: s.Cwd, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+			x := &SessionSummary{ID: s.ID, Title: s.Title, Cwd: s.Cwd, CreatedAt: s.CreatedAt, UpdatedAt: s.UpdatedAt}
+			for _, p := range m.pings[s.ID] {
+				x.Pings = x.Pings.Add(p)
+			}
+			sums[s.ID] = x
 		}
 	}
 	for _, l := range m.loops {
 		if x := sums[l.SessionID]; x != nil {
+			x.Loops++
 			for _, t := range l.turns {
 				x.Turns++
 				x.Usage = x.Usage.Add(t.Usage)
@@ -202,7 +209,7 @@ func (m *Memory) LoadSession(ctx context.Context, id string) (*SessionDetail, er
 	if err != nil {
 		return nil, fmt.Errorf("session: load %w", err)
 	}
-	d := &SessionDetail{Session: *m.sessions[full]}
+	d := &SessionDetail{Session: *m.sessions[full], Pings: slices.Clone(m.pings[full])}
 	for _, l := range m.sessionLoops(full) {
 		msgs, err := l.messages()
 		if err != nil {

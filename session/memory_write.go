@@ -203,3 +203,18 @@ func (m *Memory) Branch(ctx context.Context, sessionID, loopID string, turnIndex
 	m.sessions[sid].touch(now)
 	return nil
 }
+
+// AddPing implements Writer.
+func (m *Memory) AddPing(ctx context.Context, sessionID string, p Ping) error {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if err := m.ready(ctx); err != nil {
+		return fmt.Errorf("session: keep-alive ping of session %s: %w", sessionID, err)
+	}
+	if m.sessions[sessionID] == nil {
+		return fmt.Errorf("session: keep-alive ping of session %s: %w", sessionID, ErrNotFound)
+	}
+	p.At = msTime(p.At)
+	m.pings[sessionID] = append(m.pings[sessionID], p)
+	return nil
+}

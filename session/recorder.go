@@ -26,6 +26,10 @@ import (
 //     messages (the loop keeps them too) but no assistant message or tool
 //     result.
 //
+// A cache_keepalive event (a keep-alive ping, docs/keepalive.md) is stored
+// as the session's Ping (Writer.AddPing), never as a turn or a message; it
+// may arrive between any two events of a loop.
+//
 // A process killed mid-turn thus loses at most the step it was in, and
 // Store.History of a loop equals agent.Agent.History() as of the last
 // completed step (including the loop's merging of a prompt into a preceding
@@ -137,6 +141,11 @@ func (r *Recorder) observe(ctx context.Context, e event.Event) error {
 			r.title = l
 		}
 		return nil
+	case event.CacheKeepAlive:
+		if e.Usage == nil {
+			return errors.New("cache_keepalive carries no usage")
+		}
+		return r.store.AddPing(ctx, r.sessionID, Ping{At: stamp(e.Time), Usage: *e.Usage})
 	case event.TurnStart, event.MessageEnd, event.ProviderResponse, event.ToolExecutionEnd, event.TurnEnd:
 	default:
 		return nil

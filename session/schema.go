@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package reads and writes, kept in
 // the database's PRAGMA user_version. Open migrates older files up to it and
 // refuses newer ones.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] migrates a database at version v to version v+1, inside the
 // transaction Open holds. Append to it (never edit a released step) and bump
@@ -18,6 +18,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate0to1,
 	migrate1to2,
 	migrate2to3,
+	migrate3to4,
 }
 
 // migrate brings db to SchemaVersion in one immediate transaction, so that two
@@ -151,5 +152,29 @@ CREATE TABLE leases (
 // history), so nothing is rewritten and nothing is lost.
 func migrate2to3(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `ALTER TABLE loops ADD COLUMN previous_loop_id TEXT REFERENCES loops(id) ON DELETE SET NULL`)
+	return err
+}
+
+// migrate3to4 adds the keep-alive pings (Writer.AddPing, docs/keepalive.md):
+// one row per ping, its session, the Unix milliseconds its answer arrived
+// and its tokens, in the turns table's usage columns. A ping belongs to the
+// session, not to a loop or turn: it is never part of the history. Sessions
+// stored before have no row (their pings were never stored), and nothing
+// else changes.
+func migrate3to4(ctx context.Context, tx *sql.Tx) error {
+	const ddl = `
+CREATE TABLE pings (
+	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	at                 INTEGER NOT NULL,
+	input_tokens       INTEGER NOT NULL DEFAULT 0,
+	output_tokens      INTEGER NOT NULL DEFAULT 0,
+	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
+	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
+	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
+	total_tokens       INTEGER NOT NULL DEFAULT 0
+);
+CREATE INDEX pings_session ON pings(session_id, at);
+`
+	_, err := tx.ExecContext(ctx, ddl)
 	return err
 }

@@ -37,13 +37,19 @@ func (s *SQLite) ListSessions(ctx context.Context, opts ListOptions) ([]SessionS
 		limit = -1 // SQLite: no limit
 	}
 	rows, err := s.db.QueryContext(ctx, `
-		SELECT s.id, s.title, s.cwd, s.created_at, s.updated_at, count(t.turn_index),
+		SELECT s.id, s.title, s.cwd, s.created_at, s.updated_at, count(DISTINCT l.id), count(t.turn_index),
 			coalesce(sum(t.input_tokens), 0), coalesce(sum(t.output_tokens), 0),
 			coalesce(sum(t.reasoning_tokens), 0), coalesce(sum(t.cache_read_tokens), 0),
-			coalesce(sum(t.cache_write_tokens), 0), coalesce(sum(t.total_tokens), 0)
+			coalesce(sum(t.cache_write_tokens), 0), coalesce(sum(t.total_tokens), 0),
+			coalesce(p.n, 0), coalesce(p.input, 0), coalesce(p.output, 0), coalesce(p.reasoning, 0),
+			coalesce(p.cache_read, 0), coalesce(p.cache_write, 0), coalesce(p.total, 0)
 		FROM sessions s
 		LEFT JOIN loops l ON l.session_id = s.id
 		LEFT JOIN turns t ON t.loop_id = l.id
+		LEFT JOIN (SELECT session_id, count(*) AS n, sum(input_tokens) AS input, sum(output_tokens) AS output,
+				sum(reasoning_tokens) AS reasoning, sum(cache_read_tokens) AS cache_read,
+				sum(cache_write_tokens) AS cache_write, sum(total_tokens) AS total
+			FROM pings GROUP BY session_id) p ON p.session_id = s.id
 		WHERE ?1 = '' OR s.cwd = ?1
 		GROUP BY s.id
 		ORDER BY s.updated_at DESC, s.created_at DESC, s.id
@@ -56,8 +62,10 @@ func (s *SQLite) ListSessions(ctx context.Context, opts ListOptions) ([]SessionS
 	for rows.Next() {
 		var x SessionSummary
 		var c, u int64
-		if err := rows.Scan(&x.ID, &x.Title, &x.Cwd, &c, &u, &x.Turns, &x.Usage.Input, &x.Usage.Output,
-			&x.Usage.Reasoning, &x.Usage.CacheRead, &x.Usage.CacheWrite, &x.Usage.Total); err != nil {
+		pu := &x.Pings.Usage
+		if err := rows.Scan(&x.ID, &x.Title, &x.Cwd, &c, &u, &x.Loops, &x.Turns, &x.Usage.Input, &x.Usage.Output,
+			&x.Usage.Reasoning, &x.Usage.CacheRead, &x.Usage.CacheWrite, &x.Usage.Total,
+			&x.Pings.Count, &pu.Input, &pu.Output, &pu.Reasoning, &pu.CacheRead, &pu.CacheWrite, &pu.Total); err != nil {
 			return nil, fmt.Errorf("session: list sessions: %w", err)
 		}
 		x.CreatedAt, x.UpdatedAt = fromMS(c), fromMS(u)
@@ -105,7 +113,32 @@ func loadDetail(ctx context.Context, q queryer, id string) (*SessionDetail, erro
 	if d.Messages, err = queryMessages(ctx, q, `l.session_id = ?`, id); err != nil {
 		return nil, err
 	}
+	if d.Pings, err = queryPings(ctx, q, id); err != nil {
+		return nil, err
+	}
 	return d, nil
+}
+
+// queryPings reads the keep-alive pings of session id, in the order stored.
+func queryPings(ctx context.Context, q queryer, id string) ([]Ping, error) {
+	rows, err := q.QueryContext(ctx, `SELECT at, input_tokens, output_tokens, reasoning_tokens, cache_read_tokens,
+		cache_write_tokens, total_tokens FROM pings WHERE session_id = ? ORDER BY rowid`, id)
+	if err != nil {
+		return nil, fmt.Errorf("pings: %w", err)
+	}
+	defer rows.Close()
+	var out []Ping
+	for rows.Next() {
+		var p Ping
+		var at int64
+		u := &p.Usage
+		if err := rows.Scan(&at, &u.Input, &u.Output, &u.Reasoning, &u.CacheRead, &u.CacheWrite, &u.Total); err != nil {
+			return nil, fmt.Errorf("pings: %w", err)
+		}
+		p.At = fromMS(at)
+		out = append(out, p)
+	}
+	return out, rows.Err()
 }
 
 // queryLoops reads the loops (alias l) matching where, by creation.

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -51,7 +52,7 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 		tables = append(tables, n)
 	}
 	rows.Close()
-	if strings.Join(tables, ",") != "leases,loops,messages,sessions,turns" {
+	if strings.Join(tables, ",") != "leases,loops,messages,pings,sessions,turns" {
 		t.Errorf("tables %v", tables)
 	}
 	// The journal mode is the file's: a plain connection sees WAL too.
@@ -237,6 +238,31 @@ func loadDump(t *testing.T, name string) string {
 	return path
 }
 
+// migrateDump opens the dump at testdata/name, a file at schema version
+// from, which Open migrates to SchemaVersion; it fails the test unless
+// every row of the old tables is still there.
+func migrateDump(t *testing.T, name string, from int) *SQLite {
+	t.Helper()
+	path := loadDump(t, name)
+	raw, err := sql.Open("sqlite", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer raw.Close()
+	if v := pragma(t, raw, "user_version"); v != fmt.Sprint(from) {
+		t.Fatalf("%s at version %s; want %d", name, v, from)
+	}
+	before := rowCounts(t, raw)
+	s := openPath(t, path)
+	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
+		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
+	}
+	if after := rowCounts(t, s.db); after != before {
+		t.Errorf("the migration changed the rows: %s; before %s", after, before)
+	}
+	return s
+}
+
 // rowCounts returns the number of rows of each table of the session schema.
 func rowCounts(t *testing.T, db *sql.DB) string {
 	t.Helper()
@@ -261,23 +287,7 @@ func rowCounts(t *testing.T, db *sql.DB) string {
 // after AgentStart)"), with the whole conversation as its history and its
 // message positions after the old ones.
 func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
-	path := loadDump(t, "schema2.sql")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if v := pragma(t, raw, "user_version"); v != "2" {
-		t.Fatalf("fixture at version %s; want 2", v)
-	}
-	before := rowCounts(t, raw)
-	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != "3" || SchemaVersion != 3 {
-		t.Errorf("user_version %s after the migration; want 3", v)
-	}
-	if after := rowCounts(t, s.db); after != before {
-		t.Errorf("the migration changed the rows: %s; before %s", after, before)
-	}
+	s := migrateDump(t, "schema2.sql", 2)
 	var prev sql.NullString
 	if err := s.db.QueryRow(`SELECT previous_loop_id FROM loops WHERE id = 'main0000loop0001'`).Scan(&prev); err != nil || prev.Valid {
 		t.Fatalf("previous_loop_id of an old loop: %v %v; want NULL", prev, err)
@@ -335,5 +345,52 @@ func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
 	if r.PreviousLoopID != "main0000loop0001" || len(r.Turns) != 1 || r.Turns[0].Index != 0 || r.Turns[0].TriggeredBy != event.TriggerUser ||
 		len(r.Messages) != 2 || r.Messages[0].Seq != 10 || r.Messages[1].Seq != 11 || r.ConversationID() != "main0000loop0001" {
 		t.Errorf("new loop %+v", r)
+	}
+}
+
+// A database the version-3 store and recorder wrote (testdata/schema3.sql:
+// a loop per prompt, chained; a branch without a turn yet; a crash with a
+// pending call) migrates to version 4 in place, losing nothing: every row
+// stays and reads as before, and its sessions have no stored pings (none
+// were stored then). The resumed session's pings are stored from then on
+// (docs/keepalive.md), apart from its turns.
+func TestMigrateSchema3StoresPings(t *testing.T) {
+	s := migrateDump(t, "schema3.sql", 3)
+	ctx := t.Context()
+	a := mainScript("main0000loop0001")
+	h, err := s.History(ctx, "main0000loop0001-p4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "history of the old conversation", h, a.hist)
+	h, _ = s.History(ctx, "branch00")
+	jsonEq(t, "history of the old branch (after the last turn: all of it)", h, a.hist)
+	if p, err := s.Pending(ctx, "crash000"); err != nil || len(p) != 1 || p[0].ID != "t0-2" {
+		t.Errorf("pending in the old crashed loop %+v %v; want t0-2", p, err)
+	}
+	list, err := s.ListSessions(ctx, ListOptions{})
+	if err != nil || len(list) != 2 {
+		t.Fatalf("sessions %+v %v", list, err)
+	}
+	for _, x := range list {
+		if x.Pings != (PingTotals{}) {
+			t.Errorf("old session %s has pings %+v; none were stored", x.ID, x.Pings)
+		}
+	}
+	old := list[slices.IndexFunc(list, func(x SessionSummary) bool { return x.ID == "5e553033aaaa0001" })]
+	if old.Loops != 5 || old.Turns != 6 {
+		t.Errorf("old session: %d loops, %d turns; want 5 (four prompts and a branch) and 6", old.Loops, old.Turns)
+	}
+
+	at := a.clock.Add(time.Hour)
+	feed(t, s, "5e553033aaaa0001", []event.Event{pingEvent(at, 1, usage(4, 1, 3000, 0))})
+	d, err := s.LoadSession(ctx, "5e553033aaaa")
+	if err != nil {
+		t.Fatal(err)
+	}
+	jsonEq(t, "pings after the migration", d.Pings, []Ping{{At: at.UTC(), Usage: usage(4, 1, 3000, 0)}})
+	list, _ = s.ListSessions(ctx, ListOptions{Cwd: "/work/a"})
+	if len(list) != 1 || list[0].Pings.Count != 1 || list[0].Usage != old.Usage || list[0].UpdatedAt != old.UpdatedAt {
+		t.Errorf("summary after a ping %+v; want one ping and the turns' usage and update time unchanged (%+v)", list, old)
 	}
 }

@@ -172,3 +172,20 @@ func (s *SQLite) Branch(ctx context.Context, sessionID, loopID string, turnIndex
 	}
 	return nil
 }
+
+// AddPing implements Writer: one statement, inserting nothing (and failing
+// with ErrNotFound) when the session does not exist.
+func (s *SQLite) AddPing(ctx context.Context, sessionID string, p Ping) error {
+	u := p.Usage
+	res, err := s.db.ExecContext(ctx, `INSERT INTO pings (session_id, at, input_tokens, output_tokens, reasoning_tokens,
+		cache_read_tokens, cache_write_tokens, total_tokens)
+		SELECT id, ?, ?, ?, ?, ?, ?, ? FROM sessions WHERE id = ?`,
+		ms(p.At), u.Input, u.Output, u.Reasoning, u.CacheRead, u.CacheWrite, u.Total, sessionID)
+	if err != nil {
+		return fmt.Errorf("session: keep-alive ping of session %s: %w", sessionID, err)
+	}
+	if n, err := res.RowsAffected(); err != nil || n != 1 {
+		return fmt.Errorf("session: keep-alive ping of session %s: %w", sessionID, cmp.Or(err, ErrNotFound))
+	}
+	return nil
+}

@@ -1,9 +1,10 @@
 // Package session stores agent sessions: the sessions, the loops that run in
 // them, each loop's turns (docs/turn.md: turn_id, triggered_by, usage, input
-// messages, output message, tool results, started_at, ended_at) and the
-// loop's message history, behind the Store interface; plus a Recorder that
-// materializes those records from the agent loop's events (docs/turn.md,
-// "recorder").
+// messages, output message, tool results, started_at, ended_at), the
+// loop's message history and the session's keep-alive pings (their cost,
+// apart from every turn: docs/keepalive.md), behind the Store interface;
+// plus a Recorder that materializes those records from the agent loop's
+// events (docs/turn.md, "recorder").
 //
 // Which implementation to use:
 //
@@ -167,6 +168,13 @@ type Writer interface {
 	// another session, when InsertTurn or an Insert part is already stored,
 	// or when UpdateTurn or a Replace part is not (ErrNotFound).
 	WriteStep(ctx context.Context, s Step) error
+
+	// AddPing stores keep-alive ping p of session sessionID (a full id):
+	// its cost, apart from every turn (SessionDetail.Pings, SessionSummary
+	// .Pings). It touches no loop, turn, message or the session's UpdatedAt
+	// (a ping is no activity of the user's). An unknown session gives an
+	// error wrapping ErrNotFound.
+	AddPing(ctx context.Context, sessionID string, p Ping) error
 }
 
 // ListOptions selects the sessions ListSessions returns.

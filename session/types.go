@@ -42,8 +42,34 @@ type SessionSummary struct {
 	Cwd       string // the session's working directory (SessionMeta.Cwd)
 	CreatedAt time.Time
 	UpdatedAt time.Time
+	Loops     int       // loops of the session, sub-agents' and branches' included
 	Turns     int       // turns recorded in all the session's loops, any status
-	Usage     llm.Usage // summed over those turns, tokens
+	Usage     llm.Usage // summed over those turns, tokens (keep-alive pings not included)
+	// Pings are the session's stored keep-alive pings: how many, and their
+	// tokens, apart from Usage (the session cost Usage + Pings.Usage).
+	Pings PingTotals
+}
+
+// Ping is one keep-alive ping the runtime sent while the session idled
+// (docs/keepalive.md): the session's last request sent again with
+// max_tokens 1, so that the provider's prompt cache is read instead of
+// lost. It costs what its usage says (mostly cache reads) but is never a
+// turn and never part of the history; it is stored only for its cost.
+type Ping struct {
+	At    time.Time // when its answer arrived (the event's time), UTC, millisecond precision
+	Usage llm.Usage // the ping's tokens
+}
+
+// PingTotals sums a session's stored pings: how many, and their usage in
+// tokens.
+type PingTotals struct {
+	Count int
+	Usage llm.Usage
+}
+
+// Add returns t with ping p counted.
+func (t PingTotals) Add(p Ping) PingTotals {
+	return PingTotals{Count: t.Count + 1, Usage: t.Usage.Add(p.Usage)}
 }
 
 // Loop is one agent loop of a session: one user prompt's turns (docs/turn.md,
@@ -131,6 +157,16 @@ type SessionDetail struct {
 	Loops    []Loop    // by creation time
 	Turns    []Turn    // by loop (in Loops order), then turn index
 	Messages []Message // by loop (in Loops order), then Seq, then Part
+	Pings    []Ping    // the session's keep-alive pings, in the order stored (Writer.AddPing)
+}
+
+// PingTotals returns the count and summed usage of d's pings.
+func (d *SessionDetail) PingTotals() PingTotals {
+	var t PingTotals
+	for _, p := range d.Pings {
+		t = t.Add(p)
+	}
+	return t
 }
 
 // encodeBlocks returns blocks as a JSON array (never "null"). HTML characters

@@ -58,8 +58,20 @@ type sessionJSON struct {
 	Cwd       string    `json:"cwd"`
 	CreatedAt time.Time `json:"created_at"` // RFC 3339, UTC
 	UpdatedAt time.Time `json:"updated_at"`
+	Loops     int       `json:"loops"`
 	Turns     int       `json:"turns"`
 	Usage     llm.Usage `json:"usage"` // tokens, summed over the session's turns
+	// Pings are the session's keep-alive pings (docs/keepalive.md): how
+	// many, and their tokens, never in Usage.
+	Pings pingsJSON `json:"keepalive_pings"`
+	// TotalUsage is what the session cost: Usage plus the pings' usage.
+	TotalUsage llm.Usage `json:"total_usage"`
+}
+
+// pingsJSON is session.PingTotals as 'sessions list --format json' prints it.
+type pingsJSON struct {
+	Count int       `json:"count"`
+	Usage llm.Usage `json:"usage"` // tokens
 }
 
 // printSessionsJSON prints ss as one indented JSON array ([] when empty).
@@ -67,7 +79,8 @@ func printSessionsJSON(w io.Writer, ss []session.SessionSummary) error {
 	out := make([]sessionJSON, 0, len(ss))
 	for _, s := range ss {
 		out = append(out, sessionJSON{ID: s.ID, Title: s.Title, Cwd: s.Cwd, CreatedAt: s.CreatedAt.UTC(), UpdatedAt: s.UpdatedAt.UTC(),
-			Turns: s.Turns, Usage: s.Usage})
+			Loops: s.Loops, Turns: s.Turns, Usage: s.Usage, Pings: pingsJSON{Count: s.Pings.Count, Usage: s.Pings.Usage},
+			TotalUsage: s.Usage.Add(s.Pings.Usage)})
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")

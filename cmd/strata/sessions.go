@@ -163,12 +163,14 @@ func listSessions(ctx context.Context, w io.Writer, st session.Store, opts sessi
 	if format == "json" {
 		return printSessionsJSON(w, ss)
 	}
+	// The token columns are what the session cost: its turns' and its
+	// keep-alive pings' (docs/keepalive.md); PINGS says how many pings.
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tUPDATED\tTURNS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTITLE")
+	fmt.Fprintln(tw, "ID\tUPDATED\tLOOPS\tTURNS\tPINGS\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTITLE")
 	for _, s := range ss {
-		u := s.Usage
-		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format(time.DateTime), s.Turns,
-			u.Input, u.Output, u.CacheRead, u.CacheWrite, clip(s.Title, 50))
+		u := s.Usage.Add(s.Pings.Usage)
+		fmt.Fprintf(tw, "%s\t%s\t%d\t%d\t%d\t%d\t%d\t%d\t%d\t%s\n", s.ID, s.UpdatedAt.Local().Format(time.DateTime), s.Loops, s.Turns,
+			s.Pings.Count, u.Input, u.Output, u.CacheRead, u.CacheWrite, clip(s.Title, 50))
 	}
 	return tw.Flush()
 }
@@ -215,12 +217,36 @@ func showSession(ctx context.Context, w io.Writer, st session.Store, id string) 
 		return err
 	}
 	fmt.Fprintln(w)
+	if err := showUsage(w, d); err != nil {
+		return err
+	}
+	fmt.Fprintln(w)
 	for _, m := range d.Messages {
 		for _, b := range m.Content {
 			fmt.Fprintf(w, "%s #%d.%d turn %d %-12s %-11s %s\n", m.LoopID, m.Seq, m.Part, m.TurnIndex, m.Kind, b.Type, clip(blockText(b), 80))
 		}
 	}
 	return nil
+}
+
+// showUsage prints what the session cost: its turns' usage (the model
+// calls of the conversation), its keep-alive pings' apart (count and
+// tokens: docs/keepalive.md; never turns) and their sum.
+func showUsage(w io.Writer, d *session.SessionDetail) error {
+	var turns llm.Usage
+	for _, t := range d.Turns {
+		turns = turns.Add(t.Usage)
+	}
+	pings := d.PingTotals()
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "USAGE\tCOUNT\tINPUT\tOUTPUT\tCACHE READ\tCACHE WRITE\tTOTAL")
+	row := func(what string, n int, u llm.Usage) {
+		fmt.Fprintf(tw, "%s\t%d\t%d\t%d\t%d\t%d\t%d\n", what, n, u.Input, u.Output, u.CacheRead, u.CacheWrite, u.Total)
+	}
+	row("turns", len(d.Turns), turns)
+	row("keep-alive pings", pings.Count, pings.Usage)
+	row("session", len(d.Turns)+pings.Count, turns.Add(pings.Usage))
+	return tw.Flush()
 }
 
 // conversationNumbers returns the number of each turn of the session's
