@@ -64,6 +64,7 @@ type Session struct {
 	release func()
 	parts   loopParts // what the session's loop was built from, for an agent swap
 	keep    *keeper   // keep-alive pings (keepalive.go)
+	tldr    tldrs     // the session's stored tl;drs (tldrstore.go)
 
 	pending     []llm.Block
 	pendingTurn int
@@ -177,6 +178,7 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 		return nil, err
 	}
 	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
+	s.storeTLDRs(&cfg)
 	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
 	if len(o.MCPServers) > 0 {
 		s.parts.own = s.mcp[len(s.mcp)-1]

@@ -72,6 +72,7 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 		return err
 	}
 	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
+	s.storeTLDRs(&cfg)
 	// The conversation goes on from the loop in memory, not from the store:
 	// a prompt that stopped before its first turn left its user message in
 	// the history and no loop (or no turn of it) stored.

@@ -31,7 +31,8 @@ type Memory struct {
 	loops    map[string]*memLoop
 	created  int // loops created so far; orders loops created in the same millisecond
 	leases   map[string]memLease
-	clock    func() time.Time // leases' clock; nil = time.Now (tests set it)
+	tldrs    map[string]map[string]string // by session id, then key (Store.SaveTLDR)
+	clock    func() time.Time             // leases' clock; nil = time.Now (tests set it)
 }
 
 // memLease is a session's writer lease (Store.Acquire).
@@ -63,7 +64,8 @@ type memPart struct {
 
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
-	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}, leases: map[string]memLease{}}
+	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}, leases: map[string]memLease{},
+		tldrs: map[string]map[string]string{}}
 }
 
 // Close implements Store: it drops everything stored; every method fails
@@ -71,7 +73,7 @@ func NewMemory() *Memory {
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed, m.sessions, m.loops, m.leases = true, nil, nil, nil
+	m.closed, m.sessions, m.loops, m.leases, m.tldrs = true, nil, nil, nil, nil
 	return nil
 }
 

@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package reads and writes, kept in
 // the database's PRAGMA user_version. Open migrates older files up to it and
 // refuses newer ones.
-const SchemaVersion = 3
+const SchemaVersion = 4
 
 // migrations[v] migrates a database at version v to version v+1, inside the
 // transaction Open holds. Append to it (never edit a released step) and bump
@@ -18,6 +18,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate0to1,
 	migrate1to2,
 	migrate2to3,
+	migrateTLDRs, // 3→4
 }
 
 // migrate brings db to SchemaVersion in one immediate transaction, so that two
@@ -151,5 +152,26 @@ CREATE TABLE leases (
 // history), so nothing is rewritten and nothing is lost.
 func migrate2to3(ctx context.Context, tx *sql.Tx) error {
 	_, err := tx.ExecContext(ctx, `ALTER TABLE loops ADD COLUMN previous_loop_id TEXT REFERENCES loops(id) ON DELETE SET NULL`)
+	return err
+}
+
+// migrateTLDRs adds the stored tl;drs (Store.SaveTLDR): one row per message
+// text of a session that a detached chunk showed as a model-written tl;dr,
+// keyed by the text's SHA-256 (TLDRKey); tldr is empty when the request failed
+// and the chunk kept the full text; created_at is Unix milliseconds.
+// Nothing else changes: sessions stored before have no row (version 3 kept
+// no tl;dr), so their next restore asks the model once more and stores the
+// answers. A step of its own, so it can run as part of any version step.
+func migrateTLDRs(ctx context.Context, tx *sql.Tx) error {
+	const ddl = `
+CREATE TABLE tldrs (
+	session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	source_sha256 TEXT NOT NULL,
+	tldr          TEXT NOT NULL,
+	created_at    INTEGER NOT NULL,
+	PRIMARY KEY (session_id, source_sha256)
+);
+`
+	_, err := tx.ExecContext(ctx, ddl)
 	return err
 }

@@ -51,7 +51,7 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 		tables = append(tables, n)
 	}
 	rows.Close()
-	if strings.Join(tables, ",") != "leases,loops,messages,sessions,turns" {
+	if strings.Join(tables, ",") != "leases,loops,messages,sessions,tldrs,turns" {
 		t.Errorf("tables %v", tables)
 	}
 	// The journal mode is the file's: a plain connection sees WAL too.
@@ -272,8 +272,8 @@ func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
 	}
 	before := rowCounts(t, raw)
 	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != "3" || SchemaVersion != 3 {
-		t.Errorf("user_version %s after the migration; want 3", v)
+	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
+		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
 	}
 	if after := rowCounts(t, s.db); after != before {
 		t.Errorf("the migration changed the rows: %s; before %s", after, before)
