@@ -15,7 +15,8 @@ import (
 
 // A stored session whose first prompt stopped before its first turn has no
 // loop: resuming it (`strata sessions resume`, ACP session/load) opens it
-// with an empty conversation, and its next prompt is its first stored loop.
+// with an empty conversation, and its next prompt is its first stored loop;
+// `strata render --session` renders it as a new conversation.
 // It used to fail with "session … has no loop to continue". Branching it
 // fails with a *ConfigError that says why (there is no turn to branch
 // from) and wraps session.ErrNotFound.
@@ -38,6 +39,9 @@ func TestResumeSessionWhoseFirstPromptStoppedBeforeItsFirstTurn(t *testing.T) {
 	var cerr *strata.ConfigError
 	if !errors.As(err, &cerr) || !errors.Is(err, session.ErrNotFound) || !strings.Contains(err.Error(), "no stored turn") {
 		t.Errorf("branch of a session without a turn: %v; want a ConfigError saying it has no stored turn", err)
+	}
+	if _, err := ws.Render(ctx, strata.RenderOptions{Session: id, Prompt: "again"}); err != nil {
+		t.Errorf("render --session of a session without a loop: %v", err)
 	}
 	r, err := ws.ResumeSession(ctx, id, strata.SessionOptions{})
 	if err != nil {

@@ -92,3 +92,19 @@ func (s *Session) storedTLDR(ctx context.Context, key string) (string, bool, err
 	got, ok := t.texts[key]
 	return got, ok, nil
 }
+
+// errNoStoredTLDR: strata render asks no model, and the text has no
+// stored tl;dr.
+var errNoStoredTLDR = errors.New("no stored tl;dr (render asks no model)")
+
+// storedOnly returns a Summarizer that answers from texts (a session's
+// stored tl;drs, by session.TLDRKey) and asks no model: any other text
+// keeps its full text.
+func storedOnly(texts map[string]string) compact.Summarizer {
+	return func(_ context.Context, text string) (string, llm.Usage, error) {
+		if got := texts[session.TLDRKey(text)]; got != "" {
+			return got, llm.Usage{}, nil
+		}
+		return "", llm.Usage{}, errNoStoredTLDR
+	}
+}

@@ -69,7 +69,8 @@ var tldrText = regexp.MustCompile(`tl;dr #\d+`)
 // the chunks exactly as before the resume, so the cached prefix holds; an
 // agent swap, which lays the conversation out again for the new agent,
 // asks nothing either. The resume used to ask the model for every tl;dr
-// again (a different text each time here).
+// again (a different text each time here), and strata render --session
+// showed the chunks without them.
 func TestResumedSessionReusesItsStoredTLDRs(t *testing.T) {
 	dir, db := t.TempDir(), filepath.Join(t.TempDir(), "strata.db")
 	for _, a := range []string{"alpha", "beta"} {
@@ -114,7 +115,19 @@ func TestResumedSessionReusesItsStoredTLDRs(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	r, err := open().ResumeSession(ctx, s.ID(), strata.SessionOptions{})
+	ws := open()
+	// strata render --session shows the request the resumed session sends
+	// next: the stored tl;drs, asked of no model.
+	rendered, err := ws.Render(ctx, strata.RenderOptions{Session: s.ID(), Prompt: question(4)})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, s := range shown {
+		if !strings.Contains(string(rendered.Body), s) {
+			t.Errorf("the rendered request lacks %q, which the chunks showed: %q", s, tldrText.FindAllString(string(rendered.Body), -1))
+		}
+	}
+	r, err := ws.ResumeSession(ctx, s.ID(), strata.SessionOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
