@@ -43,7 +43,7 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		s.agent, err = agent.New(cfg)
 		return err
 	case errors.Is(err, session.ErrNotFound):
-		return &ConfigError{Err: fmt.Errorf("branch session %s: it has no stored turn to branch from (its first prompt stopped before its first model call); resume it instead: %w", d.ID, err)}
+		return &ConfigError{Err: fmt.Errorf("branch session %s: it has no stored turn to branch from (it was never prompted, or its first prompt stopped before its first model call); resume it instead: %w", d.ID, err)}
 	case err != nil:
 		return fmt.Errorf("session %s: find its latest loop: %w", d.ID, err)
 	}
