@@ -9,6 +9,7 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/token"
 )
 
@@ -66,7 +67,7 @@ func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, err
 	if o.Counter != nil {
 		cfg.Context.Counter = o.Counter
 	}
-	if cfg.Compaction != nil && cfg.Compaction.Summarize != nil { // a tl;dr would be a request: render sends none
+	if cfg.Compaction != nil && cfg.Compaction.Summarize != nil { // a tl;dr would be a request: render sends none (a session's stored ones show: restoreForRender)
 		p := *cfg.Compaction
 		p.Summarize = nil
 		cfg.Compaction = &p
@@ -109,12 +110,30 @@ func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, err
 }
 
 // restoreForRender restores the latest loop of the stored session id (read
-// only: nothing is written).
+// only: nothing is written), its chunks showing the session's stored
+// tl;drs under CompactTLDR; a session with no stored loop renders as a new
+// conversation, as it resumes.
 func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id string) (*agent.Agent, error) {
 	st := w.store
-	loop, err := st.LatestLoop(ctx, id)
+	d, err := st.LoadSession(ctx, id)
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
+	}
+	if w.opts.CompactTLDR && cfg.Compaction != nil {
+		texts, err := st.TLDRs(ctx, d.ID)
+		if err != nil {
+			return nil, err
+		}
+		p := *cfg.Compaction
+		p.Summarize = storedOnly(texts)
+		cfg.Compaction = &p
+	}
+	loop, err := st.LatestLoop(ctx, d.ID)
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return agent.Restore(cfg, RenderLoopID, nil, 0)
+	case err != nil:
+		return nil, fmt.Errorf("session %s: find its latest loop: %w", d.ID, err)
 	}
 	a, _, err := restoreLoop(ctx, st, cfg, loop)
 	return a, err

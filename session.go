@@ -64,6 +64,7 @@ type Session struct {
 	release func()
 	parts   loopParts // what the session's loop was built from, for an agent swap
 	keep    *keeper   // keep-alive pings (keepalive.go)
+	tldr    tldrs     // the session's stored tl;drs (tldrstore.go)
 
 	pending     []llm.Block
 	pendingTurn int
@@ -91,8 +92,10 @@ func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session,
 // continues included), the layout replays it (so the next request keeps the
 // cached prefix), and Pending lists the tool calls a crash cut off, which
 // ResumePending finishes in that loop. The next prompt is a new loop
-// continuing it, its turns indexed from 0. An unknown id is a *ConfigError
-// wrapping session.ErrNotFound.
+// continuing it, its turns indexed from 0. A session with no stored loop
+// (its first prompt stopped before its first model call, or it was never
+// prompted) opens with an empty conversation. An unknown id is a
+// *ConfigError wrapping session.ErrNotFound.
 func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptions) (*Session, error) {
 	if id == "" {
 		return nil, configErrorf("resume: empty session id")
@@ -105,7 +108,8 @@ func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptio
 // loops of the session's latest conversation from 0 (session.LoopRecord
 // Numbered: the numbers `strata sessions show` lists, and those a session
 // had when it was one loop). The new loop's first prompt is its turn 0,
-// triggered by event.TriggerBranch.
+// triggered by event.TriggerBranch. A session with no stored turn gives a
+// *ConfigError wrapping session.ErrNotFound.
 func (w *Workspace) BranchSession(ctx context.Context, id string, afterTurn int, o SessionOptions) (*Session, error) {
 	if afterTurn < 0 {
 		return nil, configErrorf("branch: turn %d: want the number of a completed turn", afterTurn)
@@ -174,6 +178,7 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 		return nil, err
 	}
 	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
+	s.storeTLDRs(&cfg)
 	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
 	if len(o.MCPServers) > 0 {
 		s.parts.own = s.mcp[len(s.mcp)-1]

@@ -2,6 +2,7 @@ package strata
 
 import (
 	"context"
+	"errors"
 	"fmt"
 
 	"github.com/strata-agent/strata/agent"
@@ -20,7 +21,8 @@ type branchPoint struct {
 	turn int
 }
 
-// restore loads the stored loop (or branches it) into s.
+// restore loads the stored loop (or branches it) into s; a session without
+// a loop starts a new conversation (nothing of it was stored).
 func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, branch *branchPoint) error {
 	st := s.ws.store
 	d, err := st.LoadSession(ctx, id)
@@ -34,8 +36,17 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		return err
 	}
 	loop, err := st.LatestLoop(ctx, d.ID)
-	if err != nil {
-		return &ConfigError{Err: fmt.Errorf("session %s has no loop to continue: %w", d.ID, err)}
+	switch {
+	case errors.Is(err, session.ErrNotFound) && branch == nil:
+		// Never prompted, or its first prompt stopped before its first turn
+		// (a before_turn abort): nothing to restore, the conversation starts
+		// here, in this session.
+		s.agent, err = agent.New(cfg)
+		return err
+	case errors.Is(err, session.ErrNotFound):
+		return &ConfigError{Err: fmt.Errorf("branch session %s: it has no stored turn to branch from (it was never prompted, or its first prompt stopped before its first model call); resume it instead: %w", d.ID, err)}
+	case err != nil:
+		return fmt.Errorf("session %s: find its latest loop: %w", d.ID, err)
 	}
 	if branch != nil {
 		at, index, err := branchAt(ctx, st, d.ID, loop, *branch)

@@ -33,7 +33,9 @@ type loopParts struct {
 // server of the old agent (and of its sub-agents) is terminated, the new
 // agent is loaded, its servers launched and frozen and its agentSpawn hooks
 // run; then the session's loop continues with the new agent's prompt,
-// resources, tools, hooks and model, keeping the conversation. The
+// resources, tools, hooks and model, keeping the conversation exactly as
+// the session holds it (agent.Agent.Continue: a prompt that stopped before
+// its first turn, whose loop the store has not seen, included). The
 // session's own MCP servers (SessionOptions.MCPServers, an ACP client's)
 // are the client's, not the agent's, and keep running.
 //
@@ -70,12 +72,11 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 		return err
 	}
 	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
-	var a *agent.Agent
-	if len(s.agent.History()) == 0 { // nothing stored yet: the loop starts under the new agent
-		a, err = agent.Restore(cfg, s.agent.LoopID(), nil, 0)
-	} else {
-		a, _, err = restoreLoop(ctx, w.store, cfg, s.agent.LoopID())
-	}
+	s.storeTLDRs(&cfg)
+	// The conversation goes on from the loop in memory, not from the store:
+	// a prompt that stopped before its first turn left its user message in
+	// the history and no loop (or no turn of it) stored.
+	a, err := s.agent.Continue(cfg)
 	if err != nil {
 		return fmt.Errorf("swap to agent %q: continue loop %s: %w", ref, s.agent.LoopID(), err)
 	}

@@ -1,19 +1,24 @@
 package strata_test
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/mcp"
+	"github.com/strata-agent/strata/session"
 )
 
 // writeMCPAgent writes agent name into dir's .kiro/agents with prompt and
@@ -92,5 +97,80 @@ func TestSwapAgentRelaunchesMCPServers(t *testing.T) {
 	}
 	if len(msgs) != 5 || msgs[2] != "hi" || msgs[3] != "ok" || msgs[4] != "again" {
 		t.Errorf("the conversation must go on across the swap: %q", msgs)
+	}
+}
+
+// openSwappable opens a workspace in a temporary directory with agents
+// alpha and beta, a SQLite store, model m and a before_turn callback that
+// aborts every turn while *abort is set, and a new session in it.
+func openSwappable(t *testing.T, m *scriptedModel, abort *atomic.Bool) (*strata.Workspace, *strata.Session) {
+	t.Helper()
+	dir := t.TempDir()
+	for _, a := range []string{"alpha", "beta"} {
+		writeFile(t, filepath.Join(dir, ".kiro", "agents", a+".json"), `{"name":"`+a+`","prompt":"you are `+a+`","tools":["fs_read"]}`)
+	}
+	st, err := session.Open(filepath.Join(t.TempDir(), "strata.db"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { st.Close() })
+	before := func(context.Context, agent.TurnInfo) error {
+		if abort.Load() {
+			return errors.New("not now")
+		}
+		return nil
+	}
+	return openScripted(t, strata.Options{Dir: dir, Agent: "alpha", Store: st, BeforeTurn: before}, m)
+}
+
+// An agent swap after a prompt that stopped before its first turn (here
+// before_turn aborts it, so no turn — and for a session's first prompt no
+// loop — is stored) continues the conversation as the session holds it:
+// the swap used to rebuild the loop from the store and failed with "read
+// loop …: not found" after a first prompt, or dropped the prompt's text
+// after a later one. The stopped prompt's text goes with the next prompt,
+// as it does without a swap, and the store then holds what the loop holds.
+func TestSwapAgentAfterAPromptThatStoppedBeforeItsFirstTurn(t *testing.T) {
+	for _, earlier := range []int{0, 1} {
+		t.Run(fmt.Sprintf("after %d completed prompts", earlier), func(t *testing.T) {
+			m := newScriptedModel(t, func(string) replay.Reply { return replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}} })
+			var abort atomic.Bool
+			ws, s := openSwappable(t, m, &abort)
+			ctx := t.Context()
+			for range earlier {
+				if _, err := s.Prompt(ctx, "first"); err != nil {
+					t.Fatal(err)
+				}
+			}
+			abort.Store(true)
+			if _, err := s.Prompt(ctx, "stopped one"); !errors.Is(err, agent.ErrAborted) {
+				t.Fatalf("prompt under an aborting before_turn: %v; want ErrAborted", err)
+			}
+			abort.Store(false)
+			if err := s.SwapAgent(ctx, "beta"); err != nil {
+				t.Fatalf("swap after a prompt that stopped before its first turn: %v", err)
+			}
+			if _, err := s.Prompt(ctx, "again"); err != nil {
+				t.Fatal(err)
+			}
+			b := m.bodies()
+			if len(b) != earlier+1 {
+				t.Fatalf("%d model calls; want %d", len(b), earlier+1)
+			}
+			msgs := requestMessages(t, b[earlier])
+			if last := msgs[len(msgs)-1]; !strings.Contains(last, "stopped one") || !strings.Contains(last, "again") {
+				t.Errorf("the request after the swap must carry the stopped prompt's text and the new one: %q", msgs)
+			}
+			if !strings.Contains(b[earlier], "you are beta") {
+				t.Error("the request after the swap is not beta's")
+			}
+			stored, err := ws.Store().History(ctx, s.LoopID())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g, w := mustJSON(stored), mustJSON(s.History()); g != w {
+				t.Errorf("stored history %s\nwant the loop's %s", g, w)
+			}
+		})
 	}
 }

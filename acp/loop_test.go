@@ -71,3 +71,36 @@ func TestPromptUpdatesCarryTheirLoopAndTurn(t *testing.T) {
 		t.Errorf("turns seen per prompt %q; want loop:0 loop:1, then another loop's :0", per)
 	}
 }
+
+// session/load of a stored session that has no loop yet (a session/new
+// whose client never prompted, or whose first prompt stopped before its
+// first model call) opens it with nothing to replay, and its next prompt
+// runs; session/load used to answer "invalid params: … has no loop to
+// continue".
+func TestLoadSessionWithoutALoop(t *testing.T) {
+	dir := t.TempDir()
+	ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, ProviderName: "anthropic", Respond: bashThenText})
+	must(t, err)
+	defer ws.Close()
+	s, err := ws.NewSession(context.Background(), strata.SessionOptions{})
+	must(t, err)
+	id := s.ID()
+	must(t, s.Close())
+	c := &metaClient{}
+	conn := serve(t, ws, c)
+	_, err = conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	must(t, err)
+	if _, err := conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load of a session without a loop: %v", err)
+	}
+	c.mu.Lock()
+	replayed := len(c.turns)
+	c.mu.Unlock()
+	if replayed != 0 {
+		t.Errorf("session/load replayed %d updates of a session without a turn", replayed)
+	}
+	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: sdk.SessionId(id), Prompt: []sdk.ContentBlock{sdk.TextBlock("print two lines")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt after session/load: %+v, %v", res, err)
+	}
+}

@@ -133,3 +133,34 @@ func position(id string, calls []llm.Block) string {
 	}
 	return fmt.Sprintf(" (it was call %d of %d in the response; the %d before it had their results)", i+1, len(calls), i)
 }
+
+// Continue returns an agent with cfg (another agent's configuration: an
+// agent swap, docs/turn.md) continuing a's conversation exactly where it
+// stands in memory: the same loop id, history, next turn index, previous
+// loop, conversation id (cfg.ConversationID is replaced), usage, trigger of
+// the next first turn, and queued steering and follow-up messages (moved:
+// a keeps none). The history is replayed through cfg's layout, as Restore
+// does. Nothing is read from a store, so a conversation whose current loop
+// has run no turn yet — a prompt that stopped before its first model call
+// leaves its user message in the history and no turn recorded — continues
+// with that message, as a would have. Tools the user allowed "always" are
+// not carried over: they were the old configuration's. It returns ErrBusy
+// while a prompt runs on a, and fails like Restore.
+func (a *Agent) Continue(cfg Config) (*Agent, error) {
+	if !a.busy.CompareAndSwap(false, true) {
+		return nil, ErrBusy
+	}
+	defer a.busy.Store(false)
+	cfg.ConversationID = a.cfg.ConversationID
+	b, err := Restore(cfg, a.loopID, a.history, a.turns)
+	if err != nil {
+		return nil, err
+	}
+	b.prev, b.usage, b.first = a.prev, a.usage, a.first
+	b.tldr = b.tldr.Add(a.tldr)
+	a.mu.Lock()
+	b.steering, b.followUps = a.steering, a.followUps
+	a.steering, a.followUps = nil, nil
+	a.mu.Unlock()
+	return b, nil
+}

@@ -228,6 +228,8 @@ func testClosedStoreFails(t *testing.T, _ impl, s Store) {
 		"ReadLoop":      func() error { _, err := s.ReadLoop(ctx, "l"); return err },
 		"WriteStep":     func() error { return s.WriteStep(ctx, Step{SessionID: sess.ID, LoopID: "l", Title: "t"}) },
 		"AddPing":       func() error { return s.AddPing(ctx, sess.ID, Ping{}) },
+		"SaveTLDR":      func() error { return s.SaveTLDR(ctx, sess.ID, TLDRKey("x"), "y") },
+		"TLDRs":         func() error { _, err := s.TLDRs(ctx, sess.ID); return err },
 	}
 	for name, call := range calls {
 		if err := call(); err == nil {

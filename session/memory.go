@@ -31,8 +31,9 @@ type Memory struct {
 	loops    map[string]*memLoop
 	created  int // loops created so far; orders loops created in the same millisecond
 	leases   map[string]memLease
-	pings    map[string][]Ping // by session id, in the order stored
-	clock    func() time.Time  // leases' clock; nil = time.Now (tests set it)
+	pings    map[string][]Ping            // by session id, in the order stored
+	tldrs    map[string]map[string]string // by session id, then key (Store.SaveTLDR)
+	clock    func() time.Time             // leases' clock; nil = time.Now (tests set it)
 }
 
 // memLease is a session's writer lease (Store.Acquire).
@@ -65,7 +66,7 @@ type memPart struct {
 // NewMemory returns an empty in-memory store.
 func NewMemory() *Memory {
 	return &Memory{sessions: map[string]*Session{}, loops: map[string]*memLoop{}, leases: map[string]memLease{},
-		pings: map[string][]Ping{}}
+		pings: map[string][]Ping{}, tldrs: map[string]map[string]string{}}
 }
 
 // Close implements Store: it drops everything stored; every method fails
@@ -73,7 +74,7 @@ func NewMemory() *Memory {
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed, m.sessions, m.loops, m.leases, m.pings = true, nil, nil, nil, nil
+	m.closed, m.sessions, m.loops, m.leases, m.pings, m.tldrs = true, nil, nil, nil, nil, nil
 	return nil
 }
 

@@ -160,8 +160,11 @@ func migrate2to3(ctx context.Context, tx *sql.Tx) error {
 // and its tokens, in the turns table's usage columns. A ping belongs to the
 // session, not to a loop or turn: it is never part of the history. Sessions
 // stored before have no row (their pings were never stored), and nothing
-// else changes.
+// else changes. The same step adds the stored tl;drs (migrateTLDRs).
 func migrate3to4(ctx context.Context, tx *sql.Tx) error {
+	if err := migrateTLDRs(ctx, tx); err != nil {
+		return err
+	}
 	const ddl = `
 CREATE TABLE pings (
 	session_id         TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
@@ -174,6 +177,27 @@ CREATE TABLE pings (
 	total_tokens       INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX pings_session ON pings(session_id, at);
+`
+	_, err := tx.ExecContext(ctx, ddl)
+	return err
+}
+
+// migrateTLDRs adds the stored tl;drs (Store.SaveTLDR): one row per message
+// text of a session that a detached chunk showed as a model-written tl;dr,
+// keyed by the text's SHA-256 (TLDRKey); tldr is empty when the request failed
+// and the chunk kept the full text; created_at is Unix milliseconds.
+// Nothing else changes: sessions stored before have no row (version 3 kept
+// no tl;dr), so their next restore asks the model once more and stores the
+// answers. A step of its own, so it can run as part of any version step.
+func migrateTLDRs(ctx context.Context, tx *sql.Tx) error {
+	const ddl = `
+CREATE TABLE tldrs (
+	session_id    TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	source_sha256 TEXT NOT NULL,
+	tldr          TEXT NOT NULL,
+	created_at    INTEGER NOT NULL,
+	PRIMARY KEY (session_id, source_sha256)
+);
 `
 	_, err := tx.ExecContext(ctx, ddl)
 	return err

@@ -130,6 +130,20 @@ type Store interface {
 
 	Writer
 
+	// SaveTLDR stores text as the tl;dr of the message text whose TLDRKey
+	// is key, in session sessionID (a full id): written by the loop's model
+	// for a detached history chunk (compact.Summarizer), or "" when that
+	// request failed and the chunk kept the full text. A key already stored
+	// keeps its first text: the chunk that showed it is frozen. An unknown
+	// session gives ErrNotFound; an empty id or key an error.
+	SaveTLDR(ctx context.Context, sessionID, key, text string) error
+
+	// TLDRs returns the tl;drs SaveTLDR stored for session sessionID (a
+	// full id), by key; empty, not nil, when there are none (every session
+	// of a file written before schema version 4). An unknown session gives
+	// ErrNotFound.
+	TLDRs(ctx context.Context, sessionID string) (map[string]string, error)
+
 	// Acquire takes, or renews, the writer lease on session sessionID (a
 	// full id) for owner until now+ttl: one writer per session at a time,
 	// so two processes never interleave their steps in one history. It
