@@ -101,27 +101,43 @@ func Oracle(p Price, session []Request) []Result {
 	}
 	freeWrites := p.CacheWrite5m <= p.Input
 	pings := KeepAliveFor(p).Interval > 0
+	var times []time.Time
+	var ws []int64
 	sched := func(list []occ, cls []class) ([]class, float64) {
-		times := make([]time.Time, len(list))
-		ws := make([]int64, len(list))
-		for n, o := range list {
-			times[n], ws[n] = session[o.req].At, o.w
+		times, ws = times[:0], ws[:0]
+		for _, o := range list {
+			times, ws = append(times, session[o.req].At), append(ws, o.w)
 		}
 		return scheduleCost(times, ws, p.Input, p.CacheRead, opts, pings, cls)
 	}
+	// pauseAfter[i]: the gap after request i is a pause pauseBound prices.
+	pauseAfter := make([]bool, len(session))
+	if p.CacheWrite1h > 0 && !freeWrites {
+		for i := 0; i+1 < len(session); i++ {
+			gap := session[i+1].At.Sub(session[i].At)
+			pauseAfter[i] = gap > p.TTL() && gap <= time.Hour
+		}
+	}
+	n := 0
+	for _, list := range occs {
+		n += len(list)
+	}
+	arena := make([]class, 0, n) // every key's classes, one allocation
 	classes := make(map[Key][]class, len(order))
 	crossing := map[Key]crossKey{} // see pauseBound
 	for _, k := range order {
 		list := occs[k]
-		cls, cost := sched(list, nil)
+		cls, cost := sched(list, arena[len(arena):])
+		arena = arena[:len(arena)+len(cls)]
 		classes[k] = cls
-		if p.CacheWrite1h > 0 && !freeWrites && len(list) > 1 && list[1].req == list[0].req+1 &&
+		if pauseAfter[list[0].req] && len(list) > 1 && list[1].req == list[0].req+1 &&
 			list[0].copies == 1 && list[1].copies == 1 && cls[0] == classWrite5m && cls[1] == classRead {
 			// The same key if its read in list[1] is lost: the first
 			// occurrence alone (base), the rest scheduled on its own.
-			rest, restCost := sched(list[1:], nil)
+			lostCls := make([]class, 1, len(list))
+			rest, restCost := sched(list[1:], lostCls[1:])
 			crossing[k] = crossKey{req: list[0].req, w: list[0].w,
-				lost: float64(list[0].w)*p.Input + restCost - cost, lostCls: append([]class{classBase}, rest...)}
+				lost: float64(list[0].w)*p.Input + restCost - cost, lostCls: lostCls[:1+len(rest)]}
 		}
 	}
 	if len(crossing) > 0 {
