@@ -1,7 +1,6 @@
 package session
 
 import (
-	"database/sql"
 	"errors"
 	"fmt"
 	"testing"
@@ -73,23 +72,7 @@ func TestTLDRKey(t *testing.T) {
 // in place: every row stays and reads as before, the new tldrs table
 // starts empty, and the old sessions store tl;drs from then on.
 func TestMigrateSchema3AddsStoredTLDRs(t *testing.T) {
-	path := loadDump(t, "schema3_compacted.sql")
-	raw, err := sql.Open("sqlite", path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer raw.Close()
-	if v := pragma(t, raw, "user_version"); v != "3" {
-		t.Fatalf("fixture at version %s; want 3", v)
-	}
-	before := rowCounts(t, raw)
-	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
-		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
-	}
-	if after := rowCounts(t, s.db); after != before {
-		t.Errorf("the migration changed the rows: %s; before %s", after, before)
-	}
+	s := migrateDump(t, "schema3_compacted.sql", 3)
 	ctx := t.Context()
 	const compacted, stopped = "9956dc3394e35bb1", "40f0d825401e543a"
 	latest, err := s.LatestLoop(ctx, compacted)
