@@ -32,8 +32,9 @@ import (
 // content first sent in the request just before a pause (a gap over the
 // TTL, up to an hour): pauseBound charges it the cheapest of a ping through
 // it, its own 1-hour write or its lost read. A layout that knows where the
-// pauses fall comes within 0.2 % of the result (TestPauseBoundReachable). Where writes are free (CacheWrite5m == Input: OpenAI, Gemini,
-// DeepSeek) chain starts are reported as Input. Several copies of one key in
+// pauses fall comes within 0.2 % of the result (TestPauseBoundReachable).
+// Where writes are free (CacheWrite5m == Input: OpenAI, Gemini, DeepSeek)
+// chain starts are reported as Input. Several copies of one key in
 // the same request share the class of that occurrence.
 //
 // The simulators' rules that bind every layout are honoured, each only where
@@ -141,7 +142,7 @@ func Oracle(p Price, session []Request) []Result {
 		}
 	}
 	if len(crossing) > 0 {
-		pauseBound(p, session, out, classes, crossing)
+		pauseBound(p, session, pauseAfter, out, classes, crossing)
 	}
 	for _, k := range order {
 		list, cls := occs[k], classes[k]

@@ -1,14 +1,13 @@
 package cachesim
 
-import "time"
-
 // pauseBound raises the oracle by what crossing each pause costs at least:
 // the 1-hour keep-alive the per-key schedule assumes (a chain spans a gap of
 // up to an hour at the 5-minute write price) is not free for the content
 // written just before the pause.
 //
 // A pause is a gap between requests i and i+1 longer than p.TTL() and at
-// most an hour (longer gaps are priced by the schedule's pings). crossing
+// most an hour (pauseAfter[i]; longer gaps are priced by the schedule's
+// pings). crossing
 // holds the keys first sent in request i (one copy in i and in i+1), written
 // there and read in i+1 by the schedule. For request i+1 to read such a key
 // K, the cache must hold at i+1 an entry for i+1's prefix through K. Nothing
@@ -31,7 +30,7 @@ import "time"
 // key is charged for two pauses, and the ping's reads of older keys are ones
 // the schedule never charged. The choice is applied to classes (a 1-hour
 // write, or the lost schedule) and the ping's reads are added to out[i].
-func pauseBound(p Price, session []Request, out []Result, classes map[Key][]class, crossing map[Key]crossKey) {
+func pauseBound(p Price, session []Request, pauseAfter []bool, out []Result, classes map[Key][]class, crossing map[Key]crossKey) {
 	long := p.CacheWrite1h - p.CacheWrite5m
 	type cand struct {
 		key  Key
@@ -40,8 +39,7 @@ func pauseBound(p Price, session []Request, out []Result, classes map[Key][]clas
 	}
 	var cands []cand
 	for i := 0; i+1 < len(session); i++ {
-		gap := session[i+1].At.Sub(session[i].At)
-		if gap <= p.TTL() || gap > time.Hour {
+		if !pauseAfter[i] {
 			continue
 		}
 		cands = cands[:0]
