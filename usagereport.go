@@ -6,7 +6,7 @@ import (
 )
 
 // UsageReport is what a session can say about its context and cost, for a
-// client's usage display (ACP's usage_update: docs/kiro.md, rule 19). A
+// client's usage display (ACP's usage_update: docs/kiro.md, "ACP updates"). A
 // zero field is one strata does not know; it never fills in a guess.
 type UsageReport struct {
 	// Context is the tokens the conversation holds after the loop's last

@@ -8,7 +8,7 @@ import (
 )
 
 // promptUsage is a prompt's token usage for PromptResponse.usage (ACP's
-// session usage, docs/kiro.md, rule 19): the summed usage of the prompt's
+// session usage: docs/kiro.md, "ACP updates"): the summed usage of the prompt's
 // model calls (agent.Result.Usage: its turns and compaction's tl;dr
 // requests; no keep-alive ping, which is never a turn) in strata's
 // partition — inputTokens the uncached input, cachedReadTokens and
