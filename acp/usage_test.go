@@ -152,13 +152,7 @@ func TestPromptAndPingReportUsage(t *testing.T) {
 	clk := &stepClock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
 	ws := openUsage(t, "claude-sonnet-4-5-20250929", clk)
 	c := &usageClient{usage: make(chan sdk.SessionUsageUpdate, 8)}
-	conn := serve(t, ws, c)
-	_, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	must(t, err)
-	ns, err := conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	must(t, err)
-	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hi")}})
-	must(t, err)
+	res := promptOnce(t, ws, c)
 	want := sdk.Usage{InputTokens: 50, OutputTokens: 12, CachedReadTokens: sdk.Ptr(2000), CachedWriteTokens: sdk.Ptr(2050), TotalTokens: 4112}
 	if res.Usage == nil {
 		t.Fatal("session/prompt response without usage")
@@ -179,6 +173,20 @@ func TestPromptAndPingReportUsage(t *testing.T) {
 	if ups := c.take(); len(ups) != 1 {
 		t.Errorf("the ping sent %d updates; want only its usage_update: %+v", len(ups), ups)
 	}
+}
+
+// promptOnce serves ws to client c over pipes and prompts a new session
+// once.
+func promptOnce(t *testing.T, ws *strata.Workspace, c *usageClient) sdk.PromptResponse {
+	t.Helper()
+	conn := serve(t, ws, c)
+	_, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	must(t, err)
+	ns, err := conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
+	must(t, err)
+	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hi")}})
+	must(t, err)
+	return res
 }
 
 // next waits for the next usage_update (the ping's goes out on the
@@ -207,13 +215,7 @@ func checkUsage(t *testing.T, when string, u sdk.SessionUsageUpdate, used int, c
 func TestUsageOfAnUnknownModel(t *testing.T) {
 	ws := openUsage(t, "", &stepClock{})
 	c := &usageClient{usage: make(chan sdk.SessionUsageUpdate, 8)}
-	conn := serve(t, ws, c)
-	_, err := conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
-	must(t, err)
-	ns, err := conn.NewSession(context.Background(), sdk.NewSessionRequest{Cwd: t.TempDir(), McpServers: []sdk.McpServer{}})
-	must(t, err)
-	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hi")}})
-	must(t, err)
+	res := promptOnce(t, ws, c)
 	if res.Usage == nil || res.Usage.TotalTokens != 4112 || res.Usage.InputTokens != 50 {
 		t.Errorf("prompt usage %+v; want 4112 tokens, 50 of them uncached input", res.Usage)
 	}
