@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -45,6 +47,18 @@ func (c *stepClock) AfterFunc(d time.Duration, f func()) func() bool {
 		c.pending[i] = nil
 		return armed
 	}
+}
+
+// armed reports whether a timer is armed.
+func (c *stepClock) armed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, f := range c.pending {
+		if f != nil {
+			return true
+		}
+	}
+	return false
 }
 
 // ping runs the one armed timer on the calling goroutine.
@@ -100,15 +114,15 @@ var (
 	pingUsage     = llm.Usage{Input: 3, CacheRead: 2050, Output: 1}
 )
 
-// usageModel runs one execute_bash call, then answers; a ping (max_tokens
+// usageModel runs one execute_bash call (command: its JSON input), then answers; a ping (max_tokens
 // 1) gets one token. Each reply carries its scripted usage.
-func usageModel(t *testing.T) func(replay.Request) replay.Response {
+func usageModel(t *testing.T, command string) func(replay.Request) replay.Response {
 	return func(req replay.Request) replay.Response {
 		var v struct {
 			MaxTokens int `json:"max_tokens"`
 		}
 		_ = json.Unmarshal(req.Body, &v)
-		r := replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_1", "execute_bash", json.RawMessage(`{"command":"echo hi","summary":"hi"}`))},
+		r := replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_1", "execute_bash", json.RawMessage(command))},
 			Usage: toolCallUsage}
 		switch {
 		case v.MaxTokens == 1:
@@ -126,8 +140,13 @@ func usageModel(t *testing.T) func(replay.Request) replay.Response {
 
 // openUsage opens a workspace on the scripted model as model, pinging on clk.
 func openUsage(t *testing.T, model string, clk *stepClock) *strata.Workspace {
+	return openUsageWith(t, model, clk, `{"command":"echo hi","summary":"hi"}`)
+}
+
+// openUsageWith is openUsage with the tool call's input.
+func openUsageWith(t *testing.T, model string, clk *stepClock, command string) *strata.Workspace {
 	ws, err := strata.Open(context.Background(), strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", Model: model,
-		Respond: usageModel(t), NoProjectFiles: true, DisableRepoContext: true, Instructions: "Answer briefly.",
+		Respond: usageModel(t, command), NoProjectFiles: true, DisableRepoContext: true, Instructions: "Answer briefly.",
 		KeepAlive: strata.KeepAlive{MaxPings: 1, Interval: 4*time.Minute + 30*time.Second, Clock: clk}})
 	must(t, err)
 	t.Cleanup(func() { ws.Close() })
@@ -187,6 +206,31 @@ func promptOnce(t *testing.T, ws *strata.Workspace, c *usageClient) sdk.PromptRe
 	res, err := conn.Prompt(context.Background(), sdk.PromptRequest{SessionId: ns.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("say hi")}})
 	must(t, err)
 	return res
+}
+
+// A ping sent while the prompt's tool runs (the session idles between its
+// model calls) gets its usage_update at once — the context after the tool
+// call's request, that call's cost and the ping's — and stays out of the
+// prompt's usage; the update after the prompt counts it in the cost.
+func TestPingDuringAToolReportsUsage(t *testing.T) {
+	clk := &stepClock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
+	gate := filepath.Join(t.TempDir(), "go")
+	ws := openUsageWith(t, "claude-sonnet-4-5-20250929", clk,
+		`{"command":"while [ ! -e '`+gate+`' ]; do sleep 0.01; done","summary":"wait"}`)
+	c := &usageClient{usage: make(chan sdk.SessionUsageUpdate, 8)}
+	done := make(chan sdk.PromptResponse, 1)
+	go func() { done <- promptOnce(t, ws, c) }()
+	for !clk.armed() { // the tool runs once the first call's ping is armed
+		time.Sleep(time.Millisecond)
+	}
+	clk.ping(t)
+	checkUsage(t, "after a ping during the tool", next(t, c.usage), 40+2000+7, usd(toolCallUsage)+usd(pingUsage))
+	must(t, os.WriteFile(gate, nil, 0o644))
+	res := <-done
+	if res.Usage == nil || res.Usage.TotalTokens != 4112 || res.Usage.InputTokens != 50 {
+		t.Errorf("prompt usage %+v; want the two calls' 4112 tokens, 50 of them uncached input, and no ping", res.Usage)
+	}
+	checkUsage(t, "after the prompt", next(t, c.usage), 2000+50+10+5, usd(toolCallUsage)+usd(answerUsage)+usd(pingUsage))
 }
 
 // next waits for the next usage_update (the ping's goes out on the
