@@ -243,6 +243,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []config.Name
 	}
 	sid := sdk.SessionId(x.id())
 	x.mapper.session, perm.session, files.session, term.session = sid, sid, sid, sid
+	x.mapper.report = x.s.UsageReport
 	var srcs []PromptSource
 	for _, m := range x.s.MCP() {
 		srcs = append(srcs, m)
@@ -269,7 +270,8 @@ func (s *server) get(id sdk.SessionId) (*sess, error) {
 }
 
 // Prompt implements acp.Agent: one user turn of the loop; updates stream as
-// the loop runs, and the response carries the stop reason.
+// the loop runs, a usage_update follows the loop's end, and the response
+// carries the stop reason and the prompt's token usage (usage.go).
 func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptResponse, error) {
 	x, err := s.get(p.SessionId)
 	if err != nil {
@@ -317,7 +319,8 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	close(done)
 	s.mu.Unlock()
 	cancel()
-	return sdk.PromptResponse{StopReason: stop}, promptErr(err, ctx)
+	x.mapper.sendUsage() // before the response: the client has it when the prompt ends
+	return sdk.PromptResponse{StopReason: stop, Usage: promptUsage(res)}, promptErr(err, ctx)
 }
 
 // steer handles a session/prompt sent while another prompt of the session

@@ -9,6 +9,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/tool"
@@ -25,6 +26,7 @@ import (
 //	                                   (a denied call ends here too, failed, with the reason);
 //	                                   after a todo_list call also plan, with the list's tasks
 //	agent_stopped                    → agent_message_chunk with the stop message
+//	cache_keepalive (a ping)         → usage_update (usage.go), when the session has one
 //
 // In the kiro dialect (kiro.go) the updates go out on _kiro.dev/session/update
 // and tool progress as tool_call_chunk, when the client asked for them.
@@ -36,6 +38,7 @@ type mapper struct {
 	conn    *sdk.AgentSideConnection
 	session sdk.SessionId
 	dialect dialect
+	report  func() strata.UsageReport // the session's usage (usage.go); nil = none
 }
 
 // MetaTurn is the _meta key of a session update's turn id: the loop id and
@@ -97,6 +100,8 @@ func (m *mapper) observe(e event.Event) {
 		}
 	case event.AgentStopped:
 		send(sdk.UpdateAgentMessageText("\n" + e.Text))
+	case event.CacheKeepAlive:
+		m.sendUsage() // a ping is no turn: the update carries no turn id
 	}
 }
 

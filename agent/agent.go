@@ -215,10 +215,10 @@ type Agent struct {
 	loopID  string // the current loop: the running or last prompt's
 	prev    string // the loop loopID continues ("" = none known)
 	history []llm.Message
-	turns   int    // next turn index in the current loop
-	fresh   bool   // the running prompt's first turn starts a new loop (see newLoop)
-	next    string // that new loop's id, once picked
-	usage   llm.Usage
+	turns   int           // next turn index in the current loop
+	fresh   bool          // the running prompt's first turn starts a new loop (see newLoop)
+	next    string        // that new loop's id, once picked
+	usage   llm.Usage     // written under mu: Usage is read from other goroutines
 	first   event.Trigger // trigger of the loop's next first turn (user, sub_agent, branch)
 	always  map[string]bool
 
@@ -314,14 +314,23 @@ func (a *Agent) ConversationID() string { return a.cfg.ConversationID }
 func (a *Agent) History() []llm.Message { return a.history }
 
 // Usage returns the summed usage of every model call of the conversation
-// (all its loops).
-func (a *Agent) Usage() llm.Usage { return a.usage }
+// (all its loops). It is safe to call while a prompt runs, from any
+// goroutine.
+func (a *Agent) Usage() llm.Usage {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	return a.usage
+}
 
 // RestoreUsage sets the usage of the model calls a restored loop made
 // before it was restored (the sum of its stored turns' usage), so Usage,
 // the session token limit and the layouts' statistics (prompt.Context.Usage)
 // continue from it. Call it after Restore, before the first prompt.
-func (a *Agent) RestoreUsage(u llm.Usage) { a.usage = u }
+func (a *Agent) RestoreUsage(u llm.Usage) {
+	a.mu.Lock()
+	a.usage = u
+	a.mu.Unlock()
+}
 
 // SetFirstTrigger sets the trigger of the next user turn's first model call:
 // event.TriggerSubAgent for a child loop, event.TriggerBranch for a branched

@@ -42,7 +42,9 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 	// or not the model call then succeeded.
 	tldr := a.tldr
 	a.tldr = llm.Usage{}
+	a.mu.Lock() // Usage may be read from another goroutine (a keep-alive ping's observer)
 	a.usage = a.usage.Add(tldr)
+	a.mu.Unlock()
 	res.Usage = res.Usage.Add(tldr)
 	if err != nil {
 		var u *llm.Usage
@@ -55,7 +57,9 @@ func (a *Agent) turn(ctx context.Context, corr string, trig event.Trigger, input
 		return nil, err
 	}
 	a.history = append(a.history, resp.Message)
+	a.mu.Lock()
 	a.usage = a.usage.Add(resp.Usage)
+	a.mu.Unlock()
 	res.Usage = res.Usage.Add(resp.Usage)
 	used := resp.Usage.Add(tldr)
 	if calls := resp.Message.ToolUses(); len(calls) > 0 {
