@@ -208,7 +208,7 @@ func (p keptProvider) Stream(ctx context.Context, req *llm.Request, onDelta func
 		// request and its time stay, so the next ping is not late.
 		k.last = cloneRequest(req)
 		k.policy = k.resolve(inner.API(), k.model, req)
-		k.acct.call(k.model, req, resp.Usage, false)
+		k.acct.call(inner.API(), k.model, req, resp.Usage, false)
 		if start.After(k.lastTouch) {
 			k.lastTouch = start
 		}
@@ -294,7 +294,7 @@ func (k *keeper) ping(gen uint64) {
 	}
 	k.total++
 	k.usage = k.usage.Add(resp.Usage)
-	k.acct.call(model, req, resp.Usage, true)
+	k.acct.call(inner.API(), model, req, resp.Usage, true)
 	if start.After(k.lastTouch) {
 		k.lastTouch = start
 	}

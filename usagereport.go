@@ -41,15 +41,18 @@ type account struct {
 	context  int64     // prompt + output tokens of the loop's last call
 }
 
-// call accounts one successful call of req to model with usage u; ping
-// calls leave the context size alone (a ping re-sends the last request).
-// Called with the keeper's mu held.
-func (a *account) call(model string, req *llm.Request, u llm.Usage, ping bool) {
+// call accounts one successful call of req to model over api with usage u;
+// ping calls leave the context size alone (a ping re-sends the last
+// request). Called with the keeper's mu held.
+func (a *account) call(api llm.API, model string, req *llm.Request, u llm.Usage, ping bool) {
 	if !ping {
 		a.context = u.PromptTokens() + u.Output
 	}
 	p, ok := cachesim.Lookup(model)
-	w1h, known := oneHourWrites(p, req.Breakpoints, u.CacheWrite)
+	w1h, known := u.CacheWrite1h, true
+	if !api.SplitsCacheWrites() {
+		w1h, known = oneHourWrites(p, req.Breakpoints, u.CacheWrite)
+	}
 	if !ok || !known {
 		a.unpriced = true
 		return
@@ -59,12 +62,12 @@ func (a *account) call(model string, req *llm.Request, u llm.Usage, ping bool) {
 }
 
 // oneHourWrites is how many of a call's cache writes (writes tokens) were
-// written with the 1-hour TTL, from its breakpoints: none when no
-// breakpoint asks for 1 hour, all when every one does. llm.Usage does not
-// split writes by TTL, so with both TTLs in one request the split is
-// unknown (known false) — unless it does not matter: no writes, or a
-// model whose 1-hour writes cost what 5-minute ones do (or are not
-// offered).
+// written with the 1-hour TTL, for a provider that does not report the
+// split (llm.API.SplitsCacheWrites; Bedrock), from its breakpoints: none
+// when no breakpoint asks for 1 hour, all when every one does. With both
+// TTLs in one request the split is unknown (known false) — unless it does
+// not matter: no writes, or a model whose 1-hour writes cost what 5-minute
+// ones do (or are not offered).
 func oneHourWrites(p cachesim.Price, bps []llm.Breakpoint, writes int64) (w1h int64, known bool) {
 	if writes == 0 || p.CacheWrite1h == 0 || p.CacheWrite1h == p.CacheWrite5m {
 		return 0, true

@@ -76,6 +76,12 @@ const (
 	APIGemini          API = "gemini"           // Google Gemini generateContent
 )
 
+// SplitsCacheWrites reports whether responses of a split cache writes by
+// TTL (Usage.CacheWrite1h; 0 then means every write had the 5-minute TTL):
+// Anthropic's usage.cache_creation does; Bedrock Converse reports only
+// cacheWriteInputTokens, and the automatic caches write nothing billed.
+func (a API) SplitsCacheWrites() bool { return a == APIAnthropic }
+
 // APIs lists every wire API, in the order above.
 var APIs = []API{APIAnthropic, APIOpenAIChat, APIOpenAIResponses, APIBedrock, APIGemini}
 

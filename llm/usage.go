@@ -14,6 +14,10 @@ package llm
 //	    input_tokens_details.cached_tokens.
 //	  - CacheWrite: prompt tokens written to the cache. Anthropic
 //	    cache_creation_input_tokens; OpenAI reports none.
+//	  - CacheWrite1h: the part of CacheWrite written with the 1-hour TTL
+//	    (priced higher), where the provider splits writes by TTL: Anthropic
+//	    cache_creation.ephemeral_1h_input_tokens. 0 from providers that do
+//	    not split (Bedrock, OpenAI, Gemini): see llm.API for which do.
 //	  - Output: generated tokens, reasoning included (as both providers bill).
 //	  - Reasoning: the part of Output spent on reasoning/thinking, where the
 //	    provider reports it (OpenAI completion_tokens_details.reasoning_tokens /
@@ -25,7 +29,9 @@ type Usage struct {
 	Reasoning  int64 `json:"reasoning,omitempty"`
 	CacheRead  int64 `json:"cache_read"`
 	CacheWrite int64 `json:"cache_write"`
-	Total      int64 `json:"total"`
+	// CacheWrite1h is part of CacheWrite, not added to Total again.
+	CacheWrite1h int64 `json:"cache_write_1h,omitempty"`
+	Total        int64 `json:"total"`
 }
 
 // PromptTokens returns all prompt tokens of the call: Input + CacheRead +
@@ -41,6 +47,8 @@ func (u Usage) Add(v Usage) Usage {
 		CacheRead:  u.CacheRead + v.CacheRead,
 		CacheWrite: u.CacheWrite + v.CacheWrite,
 		Total:      u.Total + v.Total,
+
+		CacheWrite1h: u.CacheWrite1h + v.CacheWrite1h,
 	}
 }
 

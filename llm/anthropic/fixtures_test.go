@@ -274,7 +274,7 @@ func checkOutcome(t *testing.T, want expectation, resp *llm.Response, err error,
 		t.Errorf("stop reason %q (raw %q), want %q", resp.StopReason, resp.ProviderStopReason, want.StopReason)
 	}
 	wantUsage := llm.Usage{Input: want.Input, Output: want.Output, CacheRead: want.CacheRead, CacheWrite: want.CacheWrite,
-		Total: want.Input + want.Output + want.CacheRead + want.CacheWrite}
+		CacheWrite1h: want.CacheWrite1h, Total: want.Input + want.Output + want.CacheRead + want.CacheWrite}
 	if resp.Usage != wantUsage {
 		t.Errorf("usage %+v, want %+v", resp.Usage, wantUsage)
 	}

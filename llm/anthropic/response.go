@@ -13,7 +13,8 @@ import (
 // response maps the SDK's final message (streamed and accumulated, or from
 // Messages.New) to an llm.Response, keeping the blocks keptBlock names (see
 // the package comment for the rule). Usage: Input = input_tokens, CacheRead =
-// cache_read_input_tokens, CacheWrite = cache_creation_input_tokens, Output =
+// cache_read_input_tokens, CacheWrite = cache_creation_input_tokens,
+// CacheWrite1h = cache_creation.ephemeral_1h_input_tokens, Output =
 // output_tokens, Total recomputed (llm.Usage.WithTotal). It fails only for a
 // tool_use input that is not a JSON object while the stop reason is not
 // max_tokens. cut[i] marks content[i] as a tool_use whose streamed input was
@@ -30,6 +31,8 @@ func response(m *sdk.Message, cut []bool) (*llm.Response, error) {
 			Output:     m.Usage.OutputTokens,
 			CacheRead:  m.Usage.CacheReadInputTokens,
 			CacheWrite: m.Usage.CacheCreationInputTokens,
+
+			CacheWrite1h: m.Usage.CacheCreation.Ephemeral1hInputTokens,
 		}.WithTotal(),
 	}
 	for i, cb := range m.Content {

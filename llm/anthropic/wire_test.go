@@ -39,18 +39,19 @@ type wantBlock struct {
 
 // expectation is what the provider must report for one served response.
 type expectation struct {
-	Outcome     outcome
-	ErrType     string // outAPIError
-	ErrMessage  string
-	RequestID   string      // error bodies' request_id
-	Blocks      []wantBlock // kept blocks in order
-	DroppedTool bool        // a trailing tool_use cut off at max_tokens was dropped
-	StopReason  string
-	ID, Model   string
-	Input       int64
-	Output      int64
-	CacheRead   int64
-	CacheWrite  int64
+	Outcome      outcome
+	ErrType      string // outAPIError
+	ErrMessage   string
+	RequestID    string      // error bodies' request_id
+	Blocks       []wantBlock // kept blocks in order
+	DroppedTool  bool        // a trailing tool_use cut off at max_tokens was dropped
+	StopReason   string
+	ID, Model    string
+	Input        int64
+	Output       int64
+	CacheRead    int64
+	CacheWrite   int64
+	CacheWrite1h int64 // cache_creation.ephemeral_1h_input_tokens (message_start or the message)
 }
 
 // keptTypes are the block types strata keeps (the package comment's rule).
@@ -223,6 +224,9 @@ func readUsage(e *expectation, v any, start bool) {
 	}
 	if n, ok := num(u["cache_creation_input_tokens"]); ok || start {
 		e.CacheWrite = n
+	}
+	if cc, ok := u["cache_creation"].(map[string]any); ok && start {
+		e.CacheWrite1h, _ = num(cc["ephemeral_1h_input_tokens"])
 	}
 }
 

@@ -8,7 +8,8 @@ import "github.com/strata-agent/strata/llm"
 // recording anthropic-sdk-python/tests/lib/streaming/fixtures/tool_use_response.txt:
 //
 //	message_start   message{id, model, content: [], stop_reason: null, usage{input_tokens,
-//	                cache_creation_input_tokens, cache_read_input_tokens, output_tokens: ≤1}}
+//	                cache_creation_input_tokens, cache_read_input_tokens, output_tokens: ≤1,
+//	                cache_creation{ephemeral_5m_input_tokens, ephemeral_1h_input_tokens}}}
 //	per block i:
 //	  content_block_start  {index: i, content_block: {type: text, text: ""} |
 //	                       {type: thinking, thinking: "", signature: ""} |
@@ -24,7 +25,9 @@ func anthropicBody(w *writer, r Reply, stop string, u llm.Usage) {
 		"id": r.ID, "type": "message", "role": "assistant", "model": r.Model, "content": []any{},
 		"stop_reason": nil, "stop_sequence": nil,
 		"usage": obj{"input_tokens": u.Input, "cache_creation_input_tokens": u.CacheWrite,
-			"cache_read_input_tokens": u.CacheRead, "output_tokens": min(u.Output, 1)}}})
+			"cache_read_input_tokens": u.CacheRead, "output_tokens": min(u.Output, 1),
+			"cache_creation": obj{"ephemeral_5m_input_tokens": u.CacheWrite - u.CacheWrite1h,
+				"ephemeral_1h_input_tokens": u.CacheWrite1h}}}})
 	if len(r.Blocks) == 0 {
 		w.sse("ping", obj{"type": "ping"})
 	}

@@ -75,7 +75,8 @@ func stream(t *testing.T, api llm.API, responses ...replay.Response) ([]*llm.Res
 
 // roundTrip is one reply per API with text, one tool_use, the API's
 // thinking block and the usage it reports (cache read everywhere, cache
-// write where reported, reasoning where reported).
+// write where reported, split by TTL where reported, reasoning where
+// reported).
 var roundTrip = []struct {
 	api   llm.API
 	reply replay.Reply
@@ -84,7 +85,7 @@ var roundTrip = []struct {
 		{Type: llm.BlockThinking, Text: "The user wants the README.", Signature: "sig-abc"},
 		llm.TextBlock("Let me read it."),
 		llm.ToolUseBlock("toolu_rt1", "fs_read", json.RawMessage(`{"path": "README.md"}`)),
-	}, Usage: llm.Usage{Input: 12, CacheRead: 900, CacheWrite: 40, Output: 33}}},
+	}, Usage: llm.Usage{Input: 12, CacheRead: 900, CacheWrite: 40, CacheWrite1h: 15, Output: 33}}},
 	{llm.APIOpenAIChat, replay.Reply{ID: "chatcmpl-rt", Model: "gpt-test", Blocks: []llm.Block{
 		{Type: llm.BlockThinking, Text: "The user wants the README."},
 		llm.TextBlock("Let me read it."),
