@@ -64,6 +64,7 @@ what the recording's provider reported.`,
 	fl.DurationVar(&o.pauseLength, "pause-length", benchcache.DefaultPauseLength, "paced: idle time added per pause")
 	fl.Uint64Var(&o.pauseSeed, "pause-seed", 0, "paced: 0 = a pause after every --pause-every calls; else seeded random pauses at that mean rate")
 	fl.IntVar(&o.parallel, "parallel", benchcache.DefaultParallel, "parallel: tool calls merged into one response (≥ 2)")
+	fl.Int64Var(&o.readStep, "read-step", 0, "openai/gemini/deepseek: round cache reads down to steps of this many tokens instead of the price table's (1 = no rounding; 0 = the table's)")
 	cmd.AddCommand(cache, newBenchAssembleCmd())
 	return cmd
 }
@@ -150,6 +151,7 @@ type benchCacheOptions struct {
 	pauseEvery, parallel                                            int
 	pauseLength                                                     time.Duration
 	pauseSeed                                                       uint64
+	readStep                                                        int64
 }
 
 // benchProviders are the simulators `--provider all` runs.
@@ -195,6 +197,8 @@ func (o benchCacheOptions) plan() ([]benchcache.Scenario, []string, []string, be
 		return nil, nil, nil, d, usagef("--pause-length %s: want ≥ 0", o.pauseLength)
 	case o.parallel < 2:
 		return nil, nil, nil, d, usagef("--parallel %d: want ≥ 2", o.parallel)
+	case o.readStep < 0:
+		return nil, nil, nil, d, usagef("--read-step %d: want ≥ 1 (or 0 = the price table's)", o.readStep)
 	}
 	d.Pacing = benchcache.Pacing{Every: o.pauseEvery, Length: o.pauseLength, Seed: o.pauseSeed}
 	if o.pauseEvery == 0 {
@@ -233,7 +237,7 @@ func benchCache(stdout, stderr io.Writer, o benchCacheOptions) error {
 		for _, provider := range providers {
 			t0 := time.Now()
 			rep, err := benchcache.Run(sessions, sc, benchcache.Options{Provider: provider, Model: o.model, Layouts: layouts,
-				Derivation: d, Progress: progressBar(stderr, fmt.Sprintf("pricing %s/%s", sc, provider))})
+				Derivation: d, ReadStep: o.readStep, Progress: progressBar(stderr, fmt.Sprintf("pricing %s/%s", sc, provider))})
 			if err != nil {
 				if strings.Contains(err.Error(), "unknown provider") || strings.Contains(err.Error(), "no price") || strings.Contains(err.Error(), "layout") && !strings.Contains(err.Error(), "call") {
 					return usageError{err}

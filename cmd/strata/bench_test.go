@@ -84,7 +84,7 @@ func TestBenchCacheJSON(t *testing.T) {
 	}
 	for _, bad := range [][]string{
 		{"--scenario", "sideways"}, {"--pause-every", "-1"}, {"--parallel", "1"}, {"--provider", "all", "--model", "gpt-5"},
-		{"--agent", "/nonexistent.json"},
+		{"--agent", "/nonexistent.json"}, {"--read-step", "-1"},
 	} {
 		r := runCLI(t, t.TempDir(), nil, append([]string{"bench", "cache", "--trajectories", dir}, bad...)...)
 		if r.code != 2 || !strings.Contains(r.stderr, strings.TrimPrefix(bad[len(bad)-1], "/")) {

@@ -36,6 +36,13 @@ type Options struct {
 	// Derivation is what the sessions were derived with; Run only reports
 	// it (Report.Agent, Pacing, Parallel).
 	Derivation Derivation
+	// ReadStep, when > 0, replaces the price table's read granularity
+	// (tokens; cachesim.Price.CacheGranularityTokens) for the automatic
+	// caches (OpenAI, Gemini, DeepSeek) and the oracle: 1 prices reads
+	// without rounding, which separates what a layout keeps cached from
+	// where its prompt lengths fall between steps (docs/cachefit.md, rule
+	// 7b). 0 = the table's. Anthropic and Bedrock have no steps.
+	ReadStep int64
 	// Progress, when set, is called after each trajectory with the number
 	// done and the total (from several goroutines, never concurrently).
 	Progress func(done, total int)
@@ -130,6 +137,9 @@ type Report struct {
 	// recording's own) and StaticTokens its size in estimated tokens.
 	Agent        string `json:"agent,omitempty"`
 	StaticTokens int    `json:"static_tokens,omitempty"`
+	// ReadStep is Options.ReadStep when it replaced the price table's read
+	// granularity (automatic caches only; 0 = the table's).
+	ReadStep int64 `json:"read_step,omitempty"`
 	// Pacing is the pause model (paced scenario only).
 	Pacing *Pacing `json:"pacing,omitempty"`
 	// Parallel is the tool calls per response (parallel scenario only).
@@ -152,6 +162,10 @@ func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
 	if !ok {
 		return nil, fmt.Errorf("no price for model %q in cachesim/prices.json", o.Model)
 	}
+	stepped := o.ReadStep > 0 && o.Provider != "anthropic" && o.Provider != "bedrock"
+	if stepped {
+		price.CacheGranularityTokens = o.ReadStep
+	}
 	if o.Counter == nil {
 		o.Counter = token.Estimator{}
 	}
@@ -164,6 +178,9 @@ func Run(sessions []*Session, scenario Scenario, o Options) (*Report, error) {
 		Trajectories: len(sessions), Order: o.Layouts, Groups: map[string]string{}, Details: make([]TrajectoryResult, len(sessions))}
 	for _, l := range o.Layouts {
 		rep.Groups[l] = Group(l)
+	}
+	if stepped {
+		rep.ReadStep = o.ReadStep
 	}
 	d := o.Derivation.withDefaults()
 	if d.Static != nil {

@@ -84,7 +84,8 @@ func (r *Report) GroupedRatios() []GroupRatios {
 }
 
 // Describe says in a few words how the sessions were derived: the scenario
-// and its parameters, and the agent when there is one.
+// and its parameters, the agent when there is one, and the read step when
+// Options.ReadStep replaced the price table's.
 func (r *Report) Describe() string {
 	s := "scenario " + string(r.Scenario)
 	switch {
@@ -99,6 +100,9 @@ func (r *Report) Describe() string {
 	}
 	if r.Agent != "" {
 		s += fmt.Sprintf(" · agent %s (%d static tokens)", r.Agent, r.StaticTokens)
+	}
+	if r.ReadStep > 0 {
+		s += fmt.Sprintf(" · reads in %d-token steps (not the price table's)", r.ReadStep)
 	}
 	return s
 }
