@@ -48,7 +48,8 @@ func testPingsAreStoredApart(t *testing.T, im impl, s Store) {
 	feed(t, s, "plain", a.ev)
 
 	p1 := usage(3, 1, 2000, 0)
-	p2 := usage(5, 1, 2100, 0)
+	p2 := usage(5, 1, 2100, 60)
+	p2.CacheWrite1h = 25 // a ping that wrote for an hour (Anthropic's split)
 	// A ping while a tool runs (after the first tool result), one between
 	// prompts, one after the last event (its time later than every step's).
 	var evs []event.Event

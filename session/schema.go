@@ -160,7 +160,10 @@ func migrate2to3(ctx context.Context, tx *sql.Tx) error {
 // and its tokens, in the turns table's usage columns. A ping belongs to the
 // session, not to a loop or turn: it is never part of the history. Sessions
 // stored before have no row (their pings were never stored), and nothing
-// else changes. The same step adds the stored tl;drs (migrateTLDRs).
+// else changes. The same step adds the stored tl;drs (migrateTLDRs) and
+// each turn's and ping's cache writes with the 1-hour TTL
+// (cache_write_1h_tokens, llm.Usage.CacheWrite1h; 0 for the turns stored
+// before, whose split was not kept).
 func migrate3to4(ctx context.Context, tx *sql.Tx) error {
 	if err := migrateTLDRs(ctx, tx); err != nil {
 		return err
@@ -174,9 +177,11 @@ CREATE TABLE pings (
 	reasoning_tokens   INTEGER NOT NULL DEFAULT 0,
 	cache_read_tokens  INTEGER NOT NULL DEFAULT 0,
 	cache_write_tokens INTEGER NOT NULL DEFAULT 0,
-	total_tokens       INTEGER NOT NULL DEFAULT 0
+	total_tokens       INTEGER NOT NULL DEFAULT 0,
+	cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0
 );
 CREATE INDEX pings_session ON pings(session_id, at);
+ALTER TABLE turns ADD COLUMN cache_write_1h_tokens INTEGER NOT NULL DEFAULT 0;
 `
 	_, err := tx.ExecContext(ctx, ddl)
 	return err

@@ -42,13 +42,15 @@ func (s *SQLite) ListSessions(ctx context.Context, opts ListOptions) ([]SessionS
 			coalesce(sum(t.reasoning_tokens), 0), coalesce(sum(t.cache_read_tokens), 0),
 			coalesce(sum(t.cache_write_tokens), 0), coalesce(sum(t.total_tokens), 0),
 			coalesce(p.n, 0), coalesce(p.input, 0), coalesce(p.output, 0), coalesce(p.reasoning, 0),
-			coalesce(p.cache_read, 0), coalesce(p.cache_write, 0), coalesce(p.total, 0)
+			coalesce(p.cache_read, 0), coalesce(p.cache_write, 0), coalesce(p.total, 0),
+			coalesce(sum(t.cache_write_1h_tokens), 0), coalesce(p.cache_write_1h, 0)
 		FROM sessions s
 		LEFT JOIN loops l ON l.session_id = s.id
 		LEFT JOIN turns t ON t.loop_id = l.id
 		LEFT JOIN (SELECT session_id, count(*) AS n, sum(input_tokens) AS input, sum(output_tokens) AS output,
 				sum(reasoning_tokens) AS reasoning, sum(cache_read_tokens) AS cache_read,
-				sum(cache_write_tokens) AS cache_write, sum(total_tokens) AS total
+				sum(cache_write_tokens) AS cache_write, sum(total_tokens) AS total,
+				sum(cache_write_1h_tokens) AS cache_write_1h
 			FROM pings GROUP BY session_id) p ON p.session_id = s.id
 		WHERE ?1 = '' OR s.cwd = ?1
 		GROUP BY s.id
@@ -65,7 +67,8 @@ func (s *SQLite) ListSessions(ctx context.Context, opts ListOptions) ([]SessionS
 		pu := &x.Pings.Usage
 		if err := rows.Scan(&x.ID, &x.Title, &x.Cwd, &c, &u, &x.Loops, &x.Turns, &x.Usage.Input, &x.Usage.Output,
 			&x.Usage.Reasoning, &x.Usage.CacheRead, &x.Usage.CacheWrite, &x.Usage.Total,
-			&x.Pings.Count, &pu.Input, &pu.Output, &pu.Reasoning, &pu.CacheRead, &pu.CacheWrite, &pu.Total); err != nil {
+			&x.Pings.Count, &pu.Input, &pu.Output, &pu.Reasoning, &pu.CacheRead, &pu.CacheWrite, &pu.Total,
+			&x.Usage.CacheWrite1h, &pu.CacheWrite1h); err != nil {
 			return nil, fmt.Errorf("session: list sessions: %w", err)
 		}
 		x.CreatedAt, x.UpdatedAt = fromMS(c), fromMS(u)
@@ -122,7 +125,7 @@ func loadDetail(ctx context.Context, q queryer, id string) (*SessionDetail, erro
 // queryPings reads the keep-alive pings of session id, in the order stored.
 func queryPings(ctx context.Context, q queryer, id string) ([]Ping, error) {
 	rows, err := q.QueryContext(ctx, `SELECT at, input_tokens, output_tokens, reasoning_tokens, cache_read_tokens,
-		cache_write_tokens, total_tokens FROM pings WHERE session_id = ? ORDER BY rowid`, id)
+		cache_write_tokens, total_tokens, cache_write_1h_tokens FROM pings WHERE session_id = ? ORDER BY rowid`, id)
 	if err != nil {
 		return nil, fmt.Errorf("pings: %w", err)
 	}
@@ -132,7 +135,7 @@ func queryPings(ctx context.Context, q queryer, id string) ([]Ping, error) {
 		var p Ping
 		var at int64
 		u := &p.Usage
-		if err := rows.Scan(&at, &u.Input, &u.Output, &u.Reasoning, &u.CacheRead, &u.CacheWrite, &u.Total); err != nil {
+		if err := rows.Scan(&at, &u.Input, &u.Output, &u.Reasoning, &u.CacheRead, &u.CacheWrite, &u.Total, &u.CacheWrite1h); err != nil {
 			return nil, fmt.Errorf("pings: %w", err)
 		}
 		p.At = fromMS(at)
@@ -168,7 +171,8 @@ func queryLoops(ctx context.Context, q queryer, where string, args ...any) ([]Lo
 // creation then turn index.
 func queryTurns(ctx context.Context, q queryer, where string, args ...any) ([]Turn, error) {
 	rows, err := q.QueryContext(ctx, `SELECT t.loop_id, turn_index, triggered_by, correlation_id, status, stop_reason, error,
-		input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens, started_at, ended_at
+		input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens, started_at, ended_at,
+		cache_write_1h_tokens
 		FROM turns t JOIN loops l ON l.id = t.loop_id WHERE `+where+`
 		ORDER BY l.created_at, l.rowid, t.turn_index`, args...)
 	if err != nil {
@@ -181,7 +185,7 @@ func queryTurns(ctx context.Context, q queryer, where string, args ...any) ([]Tu
 		var st, en int64
 		if err := rows.Scan(&t.LoopID, &t.Index, &t.TriggeredBy, &t.CorrelationID, &t.Status, &t.StopReason, &t.Error,
 			&t.Usage.Input, &t.Usage.Output, &t.Usage.Reasoning, &t.Usage.CacheRead, &t.Usage.CacheWrite, &t.Usage.Total,
-			&st, &en); err != nil {
+			&st, &en, &t.Usage.CacheWrite1h); err != nil {
 			return nil, err
 		}
 		t.StartedAt, t.EndedAt = fromMS(st), fromMS(en)

@@ -66,20 +66,22 @@ func applyStep(ctx context.Context, tx *sql.Tx, st Step) error {
 	if t := st.InsertTurn; t != nil {
 		u := t.Usage
 		if _, err := tx.ExecContext(ctx, `INSERT INTO turns (loop_id, turn_index, triggered_by, correlation_id, status, stop_reason, error,
-			input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens, started_at, ended_at)
-			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+			input_tokens, output_tokens, reasoning_tokens, cache_read_tokens, cache_write_tokens, total_tokens, started_at, ended_at,
+			cache_write_1h_tokens)
+			VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
 			t.LoopID, t.Index, string(t.TriggeredBy), t.CorrelationID, string(t.Status), string(t.StopReason), t.Error,
-			u.Input, u.Output, u.Reasoning, u.CacheRead, u.CacheWrite, u.Total, ms(t.StartedAt), ms(t.EndedAt)); err != nil {
+			u.Input, u.Output, u.Reasoning, u.CacheRead, u.CacheWrite, u.Total, ms(t.StartedAt), ms(t.EndedAt), u.CacheWrite1h); err != nil {
 			return fmt.Errorf("insert turn (already recorded?): %w", err)
 		}
 	}
 	if t := st.UpdateTurn; t != nil {
 		u := t.Usage
 		res, err := tx.ExecContext(ctx, `UPDATE turns SET status = ?, stop_reason = ?, error = ?, input_tokens = ?, output_tokens = ?,
-			reasoning_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, total_tokens = ?, ended_at = ?
+			reasoning_tokens = ?, cache_read_tokens = ?, cache_write_tokens = ?, total_tokens = ?, ended_at = ?,
+			cache_write_1h_tokens = ?
 			WHERE loop_id = ? AND turn_index = ?`,
 			string(t.Status), string(t.StopReason), t.Error, u.Input, u.Output, u.Reasoning, u.CacheRead, u.CacheWrite, u.Total,
-			ms(t.EndedAt), t.LoopID, t.Index)
+			ms(t.EndedAt), u.CacheWrite1h, t.LoopID, t.Index)
 		if err != nil {
 			return fmt.Errorf("update turn: %w", err)
 		}
@@ -178,9 +180,9 @@ func (s *SQLite) Branch(ctx context.Context, sessionID, loopID string, turnIndex
 func (s *SQLite) AddPing(ctx context.Context, sessionID string, p Ping) error {
 	u := p.Usage
 	res, err := s.db.ExecContext(ctx, `INSERT INTO pings (session_id, at, input_tokens, output_tokens, reasoning_tokens,
-		cache_read_tokens, cache_write_tokens, total_tokens)
-		SELECT id, ?, ?, ?, ?, ?, ?, ? FROM sessions WHERE id = ?`,
-		ms(p.At), u.Input, u.Output, u.Reasoning, u.CacheRead, u.CacheWrite, u.Total, sessionID)
+		cache_read_tokens, cache_write_tokens, total_tokens, cache_write_1h_tokens)
+		SELECT id, ?, ?, ?, ?, ?, ?, ?, ? FROM sessions WHERE id = ?`,
+		ms(p.At), u.Input, u.Output, u.Reasoning, u.CacheRead, u.CacheWrite, u.Total, u.CacheWrite1h, sessionID)
 	if err != nil {
 		return fmt.Errorf("session: keep-alive ping of session %s: %w", sessionID, err)
 	}

@@ -12,7 +12,8 @@ import (
 	"github.com/strata-agent/strata/llm"
 )
 
-// Usage sums over all loops' turns, cache tokens included; newest first;
+// Usage sums over all loops' turns, cache tokens included (1-hour writes
+// apart); newest first;
 // ids resolve by unique prefix.
 func TestListSessionsAndPrefixes(t *testing.T) { eachStore(t, testListSessionsAndPrefixes) }
 
@@ -27,7 +28,7 @@ func testListSessionsAndPrefixes(t *testing.T, _ impl, s Store) {
 	fa.prompt("p", event.TriggerUser,
 		call{resp: llm.AssistantText("x"), stop: llm.StopEndTurn, usage: llm.Usage{Input: 1, Output: 2, Reasoning: 1, CacheRead: 3, CacheWrite: 4, Total: 10}})
 	fa.prompt("q", event.TriggerUser,
-		call{resp: llm.AssistantText("y"), stop: llm.StopEndTurn, usage: llm.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, Total: 100}})
+		call{resp: llm.AssistantText("y"), stop: llm.StopEndTurn, usage: llm.Usage{Input: 10, Output: 20, CacheRead: 30, CacheWrite: 40, CacheWrite1h: 7, Total: 100}})
 	feed(t, s, a.ID, fa.ev)
 	fb := newFake("lb")
 	fb.clock = fb.clock.AddDate(1, 0, 0)
@@ -41,7 +42,7 @@ func testListSessionsAndPrefixes(t *testing.T, _ impl, s Store) {
 	if len(list) != 2 || list[0].ID != "abc222" || list[1].ID != "abc111" {
 		t.Fatalf("order: %+v", list)
 	}
-	if u := list[1].Usage; list[1].Turns != 2 || u != (llm.Usage{Input: 11, Output: 22, Reasoning: 1, CacheRead: 33, CacheWrite: 44, Total: 110}) {
+	if u := list[1].Usage; list[1].Turns != 2 || u != (llm.Usage{Input: 11, Output: 22, Reasoning: 1, CacheRead: 33, CacheWrite: 44, CacheWrite1h: 7, Total: 110}) {
 		t.Errorf("session a: %d turns, usage %+v", list[1].Turns, u)
 	}
 	if list[1].Title != "first" || list[0].Title != "r" {
