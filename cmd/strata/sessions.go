@@ -78,7 +78,7 @@ func newResumeCmd(db *string) *cobra.Command {
 
 Tool calls a crash cut off are resolved first. Calls run one at a time, so only
 the first call without a result may have been running: unless it is read-only
-(fs_read, grep, glob) it is not run again, and the model gets an error result
+(fs_read, grep, glob, thinking, introspect, knowledge) it is not run again, and the model gets an error result
 saying it was interrupted and may have partly run (at-most-once); the
 side-effecting calls after it, which never started, are not run either.
 --rerun-interrupted runs them all again instead (their effects may happen twice).`,
