@@ -113,7 +113,7 @@ func chooseProvider(o Options, agentModel string) (providerChoice, error) {
 		model = spec.Model
 	}
 	if model == "" {
-		return providerChoice{}, configErrorf("provider %s has no default model: set the model", spec.Name)
+		return providerChoice{}, configErrorf("provider %s has no default model: name the model the server serves (--model ID, STRATA_MODEL or the config file's model; Options.Model in Go)", spec.Name)
 	}
 	pc.model = providerModel(spec.Name, model, checkModel(o), o.Warn)
 	return pc, nil

@@ -117,7 +117,7 @@ func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id s
 	st := w.store
 	d, err := st.LoadSession(ctx, id)
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
+		return nil, sessionLookupError(id, err)
 	}
 	if w.opts.CompactTLDR && cfg.Compaction != nil {
 		texts, err := st.TLDRs(ctx, d.ID)

@@ -27,7 +27,7 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	st := s.ws.store
 	d, err := st.LoadSession(ctx, id)
 	if err != nil {
-		return &ConfigError{Err: fmt.Errorf("session %q: %w (see 'strata sessions list')", id, err)}
+		return sessionLookupError(id, err)
 	}
 	s.id = d.ID
 	s.keep.carry(d.PingTotals())
@@ -73,6 +73,21 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	return nil
 }
 
+// sessionLookupError is the error for a session id (or id prefix) the
+// store did not resolve: an unknown id or an ambiguous prefix is a
+// *ConfigError that names it and says where the ids are listed (wrapping
+// session.ErrNotFound or session.ErrAmbiguous); other errors, the store's
+// own failures, are runtime errors naming the id.
+func sessionLookupError(id string, err error) error {
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return &ConfigError{Err: fmt.Errorf("session %q: %w in the session database (see 'strata sessions list')", id, session.ErrNotFound)}
+	case errors.Is(err, session.ErrAmbiguous):
+		return &ConfigError{Err: fmt.Errorf("session %q: %w: give more of the id (see 'strata sessions list')", id, session.ErrAmbiguous)}
+	}
+	return fmt.Errorf("session %q: %w", id, err)
+}
+
 // branchAt resolves b to a loop and a turn index in it: a turn numbered
 // across the conversation of the session's latest loop, or a turn of a
 // named loop (which must belong to the session; Branch checks the turn).
@@ -86,8 +101,8 @@ func branchAt(ctx context.Context, st session.Store, sid, latest string, b branc
 	}
 	turns := rec.Numbered()
 	if b.turn >= len(turns) {
-		return "", 0, &ConfigError{Err: fmt.Errorf("branch session %s at turn %d: its conversation has turns 0–%d (see 'strata sessions show %s'): %w",
-			sid, b.turn, len(turns)-1, sid, session.ErrNotFound)}
+		return "", 0, &ConfigError{Err: fmt.Errorf("branch session %s: turn %d %w: its conversation has turns 0–%d (see 'strata sessions show %s')",
+			sid, b.turn, session.ErrNotFound, len(turns)-1, sid)}
 	}
 	return turns[b.turn].LoopID, turns[b.turn].Index, nil
 }

@@ -46,6 +46,7 @@ func acpMain(ctx context.Context, f runFlags, kiro bool) error {
 	}
 	defer ws.Close()
 	defer ws.Store().Close()
+	noteDemo(f)
 	mode, _ := approvalMode(f.approve) // validated by openWorkspace
 	return acp.ServeWith(ctx, ws, acp.ServeOptions{Mode: mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
 }

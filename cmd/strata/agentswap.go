@@ -40,19 +40,26 @@ func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name strin
 	fmt.Fprintf(w, "agent: %s (model %s, %d MCP server(s))\n", ws.Agent().Config.Name, ws.Model(), servers)
 }
 
-// withAgentCommand wraps the full-screen chat's run function: a prompt
-// "/agent NAME" runs swapCommand, its answer written to the transcript
-// through say; every other prompt goes to run.
-func withAgentCommand(s *strata.Session, say func(string), run tui.RunFunc) tui.RunFunc {
+// withChatCommands wraps the full-screen chat's run function: a prompt
+// that is a chat command ("/agent NAME", "/mode …", "/steer TEXT", "/usage",
+// an unknown "/x": chatSlash) runs as in line mode, its answer written to
+// the transcript through say, and never reaches the model; every other
+// prompt goes to run, and its usage counts for /usage. The returned
+// function runs one prompt at a time (the screen waits for each).
+func withChatCommands(s *strata.Session, say func(string), run tui.RunFunc) tui.RunFunc {
+	total := &agent.Result{}
 	return func(ctx context.Context, text string) (*agent.Result, error) {
-		cmd, arg, _ := strings.Cut(strings.TrimSpace(text), " ")
-		if cmd != "/agent" {
-			return run(ctx, text)
-		}
 		var b strings.Builder
-		swapCommand(ctx, &b, s, strings.TrimSpace(arg))
-		say(b.String())
-		return &agent.Result{}, nil
+		if chatSlash(ctx, &b, s, total, strings.TrimSpace(text)) {
+			say(b.String())
+			return &agent.Result{}, nil
+		}
+		res, err := run(ctx, text)
+		if res != nil {
+			total.Turns += res.Turns
+			total.Usage = total.Usage.Add(res.Usage)
+		}
+		return res, err
 	}
 }
 

@@ -93,7 +93,7 @@ func TestFullScreenChatAgentCommand(t *testing.T) {
 	}
 	defer s.Close()
 	var said, ran []string
-	run := withAgentCommand(s, func(text string) { said = append(said, text) },
+	run := withChatCommands(s, func(text string) { said = append(said, text) },
 		func(_ context.Context, text string) (*agent.Result, error) {
 			ran = append(ran, text)
 			return &agent.Result{}, nil

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,7 +169,7 @@ func (o benchCacheOptions) plan() ([]benchcache.Scenario, []string, []string, be
 	if o.scenario != "all" {
 		sc, err := benchcache.ParseScenario(o.scenario)
 		if err != nil {
-			return nil, nil, nil, d, usageError{fmt.Errorf("--scenario: %w", err)}
+			return nil, nil, nil, d, usagef("unknown --scenario %q (valid: append, managed, paced, parallel, or all)", o.scenario)
 		}
 		scenarios = []benchcache.Scenario{sc}
 	}
@@ -176,7 +177,7 @@ func (o benchCacheOptions) plan() ([]benchcache.Scenario, []string, []string, be
 	if o.provider != "all" {
 		p, err := simProvider(o.provider)
 		if err != nil {
-			return nil, nil, nil, d, err
+			return nil, nil, nil, d, usagef("unknown --provider %q (valid: %s, or all)", o.provider, simProviderNames)
 		}
 		providers = []string{p}
 	}
@@ -365,9 +366,17 @@ func checkWritable(path string) error {
 	if st, err := os.Stat(path); err == nil && st.IsDir() {
 		return errors.New("is a directory")
 	}
-	f, err := os.CreateTemp(filepath.Dir(path), ".strata-write-check-*")
+	dir := filepath.Dir(path)
+	if st, err := os.Stat(dir); err != nil || !st.IsDir() {
+		return fmt.Errorf("its folder %s does not exist: create it first", dir)
+	}
+	f, err := os.CreateTemp(dir, ".strata-write-check-*")
 	if err != nil {
-		return err
+		var pe *fs.PathError
+		if errors.As(err, &pe) {
+			err = pe.Err // the probe's own name means nothing to the user
+		}
+		return fmt.Errorf("cannot create a file in %s: %w", dir, err)
 	}
 	name := f.Name()
 	f.Close()

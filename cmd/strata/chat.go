@@ -30,7 +30,7 @@ func newChatCmd() *cobra.Command {
 		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
 and results), the status bar shows the session's tokens incl. cache read/write, tool
 approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt,
-/agent NAME swaps the agent, and Ctrl+C or /exit quits.
+the / commands below work as in line mode, and Ctrl+C or /exit quits.
 
 Otherwise (or with --plain), read prompts from standard input, one per line (end a
 line with \ to continue it on the next), and run each as a user turn of the same
@@ -49,7 +49,8 @@ ended runs as the next prompt. Lines starting with / are commands:
   /exit                     end the chat (so does end of input)
 
 A failed prompt (provider error, limit) is reported and the chat goes on. With no
-API key the offline demo answers the first prompt only. All 'run' flags apply;
+API key the offline demo answers every prompt (the same recorded list-and-read
+answer, its tools run for real). All 'run' flags apply;
 --session ID continues a stored session, -c the last session run in this directory.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -125,10 +126,6 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 		t, ok := <-lines
 		return t, ok
 	}
-	steer := func(text string) {
-		s.Steer(text)
-		fmt.Fprintf(msg, "steering: queued for the next model call\n")
-	}
 	// steerRunning steers the running prompt; a line that comes after its
 	// loop has ended runs as the next prompt (never lost nor sent twice).
 	steerRunning := func(text string) {
@@ -153,17 +150,7 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 		if text == "" {
 			continue
 		}
-		if len(text) > 1 && text[0] == '/' {
-			cmd, arg, _ := strings.Cut(text[1:], " ")
-			if cmd == "steer" && strings.TrimSpace(arg) != "" {
-				steer(strings.TrimSpace(arg))
-				continue
-			}
-			if cmd == "agent" {
-				swapCommand(ctx, msg, s, strings.TrimSpace(arg))
-				continue
-			}
-			chatCommand(msg, s, total, cmd, strings.TrimSpace(arg))
+		if chatSlash(ctx, msg, s, total, text) {
 			continue
 		}
 		done := make(chan struct{})
@@ -211,7 +198,7 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		}
 		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
 		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
-		m := tui.New(withAgentCommand(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
+		m := tui.New(withChatCommands(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
 		m.SetSteer(s.SteerRunning)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
@@ -270,6 +257,34 @@ func readPrompt(sc *bufio.Scanner) (string, bool) {
 		return strings.TrimSpace(strings.Join(parts, "\n")), true
 	}
 	return "", false
+}
+
+// chatSlash runs text when it is a chat command (a line starting with "/"
+// other than "/exit", which the caller handles): /steer TEXT, /agent NAME,
+// /mode, /usage, or an unknown one, which is refused with the valid list
+// rather than sent to the model. Answers go to w; total is the chat's usage
+// so far (for /usage). It reports whether text was a command. Line mode and
+// the full-screen chat (withChatCommands) both use it.
+func chatSlash(ctx context.Context, w io.Writer, s *strata.Session, total *agent.Result, text string) bool {
+	if len(text) < 2 || text[0] != '/' {
+		return false
+	}
+	cmd, arg, _ := strings.Cut(text[1:], " ")
+	arg = strings.TrimSpace(arg)
+	switch cmd {
+	case "steer":
+		if arg == "" {
+			fmt.Fprintf(w, "strata: /steer TEXT: no text to steer with\n")
+			break
+		}
+		s.Steer(arg)
+		fmt.Fprintf(w, "steering: queued for the next model call\n")
+	case "agent":
+		swapCommand(ctx, w, s, arg)
+	default:
+		chatCommand(w, s, total, cmd, arg)
+	}
+	return true
 }
 
 func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg string) {

@@ -11,6 +11,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/strata-agent/strata/session"
 )
 
 func init() { register(newConfigCmd) }
@@ -57,19 +59,29 @@ func printConfig(w io.Writer, format string) error {
 	} else if path == "" {
 		state = "no user config directory"
 	}
+	logFile := "off"
+	if logs.file != nil {
+		logFile = logs.path
+	}
+	db, err := session.DefaultPath()
+	if err != nil {
+		db = "none: " + err.Error() + " (pass --db or set STRATA_DATA_DIR)"
+	}
 	switch format {
 	case "json":
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		return enc.Encode(struct {
 			File     string   `json:"file"`
+			LogFile  string   `json:"log_file"`
+			Database string   `json:"session_db"`
 			Settings []origin `json:"settings"`
-		}{path, effective})
+		}{path, logFile, db, effective})
 	case "table":
 	default:
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
-	fmt.Fprintf(w, "config file: %s (%s)\n\n", path, state)
+	fmt.Fprintf(w, "config file: %s (%s)\nlog file: %s\nsession database: %s\n\n", path, state, logFile, db)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM")
 	for _, o := range effective {

@@ -76,11 +76,14 @@ func TestBenchChecksFlagsBeforeTheRun(t *testing.T) {
 		wants []string
 	}{
 		{[]string{"--model", "gpt-99"}, []string{`"gpt-99"`, "gpt-5", "claude-sonnet-4-5", "gemini-2.5-pro", "deepseek-chat"}},
-		{[]string{"--report", filepath.Join(dir, "missing", "r.html")}, []string{"--report", "no such file or directory"}},
+		{[]string{"--report", filepath.Join(dir, "missing", "r.html")}, []string{"--report", filepath.Join(dir, "missing") + " does not exist: create it first"}},
 		{[]string{"--report", dir}, []string{"--report", "is a directory"}},
+		// The valid lists include "all", which the flags take.
+		{[]string{"--provider", "nosuch"}, []string{`unknown --provider "nosuch"`, "deepseek, or all)"}},
+		{[]string{"--scenario", "nosuch"}, []string{`unknown --scenario "nosuch"`, "parallel, or all)"}},
 	} {
 		r := runCLI(t, dir, nil, append([]string{"bench", "cache", "--trajectories", train}, c.args...)...)
-		if r.code != 2 || strings.Contains(r.stderr, "pricing") {
+		if r.code != 2 || strings.Contains(r.stderr, "pricing") || strings.Contains(r.stderr, "write-check") {
 			t.Errorf("%v: exit %d, want 2 before pricing: %s", c.args, r.code, r.stderr)
 		}
 		for _, w := range c.wants {

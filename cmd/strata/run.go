@@ -202,6 +202,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	if err != nil {
 		return cliError(err)
 	}
+	noteDemo(f)
 	fmt.Fprintf(os.Stderr, "strata: session %s (loop %s)\n", s.ID(), s.LoopID())
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
@@ -314,14 +315,9 @@ func chooseReplay(f runFlags, o *strata.Options) error {
 	if f.provider != "" {
 		return nil
 	}
-	if _, ok := strata.ProviderFromEnv(); ok {
+	if !usesDemo(f) {
 		return nil
 	}
-	wd, _ := os.Getwd()
-	fmt.Fprintf(os.Stderr, "strata: no API key set, so this is an OFFLINE REPLAY: the model's words are a recorded demo\n"+
-		"        served by llm/replay on 127.0.0.1; the tool calls run for real in %s.\n"+
-		"        Your prompt is not read by a model: every prompt gets the same list-and-read answer.\n"+
-		"        To use a real model set ANTHROPIC_API_KEY or OPENAI_API_KEY (or pass --provider).\n", wd)
 	delay := f.replayDelay
 	o.ProviderName = "anthropic"
 	o.Respond = func(r replay.Request) replay.Response { return demo.Respond(r, delay) }
@@ -329,6 +325,30 @@ func chooseReplay(f runFlags, o *strata.Options) error {
 		o.Model = demo.Model
 	}
 	return nil
+}
+
+// usesDemo reports whether f runs the offline demo: no --replay, no
+// provider named and no API key in the environment.
+func usesDemo(f runFlags) bool {
+	if len(f.replayFiles) > 0 || f.provider != "" {
+		return false
+	}
+	_, ok := strata.ProviderFromEnv()
+	return !ok
+}
+
+// noteDemo says on stderr that the offline demo answers, when it does. It
+// is called once the workspace and session have opened, so a configuration
+// error (an unknown agent or session) is not preceded by it.
+func noteDemo(f runFlags) {
+	if !usesDemo(f) {
+		return
+	}
+	wd, _ := os.Getwd()
+	fmt.Fprintf(os.Stderr, "strata: no API key set, so this is an OFFLINE REPLAY: the model's words are a recorded demo\n"+
+		"        served by llm/replay on 127.0.0.1; the tool calls run for real in %s.\n"+
+		"        Your prompt is not read by a model: every prompt gets the same list-and-read answer.\n"+
+		"        To use a real model set ANTHROPIC_API_KEY or OPENAI_API_KEY (or pass --provider).\n", wd)
 }
 
 // replayFiles serves --replay files to the chosen (or detected) provider.

@@ -78,12 +78,15 @@ func newResumeCmd(db *string) *cobra.Command {
 
 Tool calls a crash cut off are resolved first. Calls run one at a time, so only
 the first call without a result may have been running: unless it is read-only
-(fs_read, grep, glob) it is not run again, and the model gets an error result
+(fs_read, grep, glob, thinking, introspect, knowledge) it is not run again, and the model gets an error result
 saying it was interrupted and may have partly run (at-most-once); the
 side-effecting calls after it, which never started, are not run either.
 --rerun-interrupted runs them all again instead (their effects may happen twice).`,
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkSessionArg(args[0]); err != nil {
+				return err
+			}
 			f.db, f.session = *db, args[0]
 			text := strings.Join(args[1:], " ")
 			return drive(cmd.Context(), f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
@@ -94,7 +97,8 @@ side-effecting calls after it, which never started, are not run either.
 				res, err := s.ResumePendingWith(ctx, agent.ResumeOptions{RerunInterrupted: rerun})
 				if err != nil || text == "" {
 					if res == nil && err == nil {
-						fmt.Fprintf(os.Stderr, "strata: session %s has nothing to resume: its last step completed\n", s.ID())
+						fmt.Fprintf(os.Stderr, "strata: session %s has nothing to resume: its last step completed "+
+							"(to go on, give a prompt: strata sessions resume %s PROMPT)\n", s.ID(), s.ID())
 					}
 					return res, err
 				}
@@ -124,6 +128,9 @@ LOOP (a unique prefix works) instead, any loop of the session, as listed by
 'strata sessions show'. The turn must have completed.`,
 		Args: cobra.MinimumNArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if err := checkSessionArg(args[0]); err != nil {
+				return err
+			}
 			loop, n, err := parseBranchTurn(turn)
 			if err != nil {
 				return usagef("--turn %q: %v (see 'strata sessions show %s')", turn, err, args[0])
@@ -137,6 +144,15 @@ LOOP (a unique prefix works) instead, any loop of the session, as listed by
 	addRunFlags(cmd, &f)
 	cmd.Flags().StringVar(&turn, "turn", "", "turn to branch after: N across the conversation, or LOOP:INDEX (required)")
 	return cmd
+}
+
+// checkSessionArg refuses an empty session ID argument (resume and branch
+// of "" would otherwise start a new session, e.g. from an unset $ID).
+func checkSessionArg(id string) error {
+	if strings.TrimSpace(id) == "" {
+		return usagef("the session ID is empty (see 'strata sessions list')")
+	}
+	return nil
 }
 
 // parseBranchTurn reads --turn: "N" (loop "") or "LOOP:INDEX".
@@ -177,10 +193,12 @@ func listSessions(ctx context.Context, w io.Writer, st session.Store, opts sessi
 
 func showSession(ctx context.Context, w io.Writer, st session.Store, id string) error {
 	d, err := st.LoadSession(ctx, id)
-	if errors.Is(err, session.ErrNotFound) {
-		return usagef("no session %q (see 'strata sessions list')", id)
-	}
-	if err != nil {
+	switch {
+	case errors.Is(err, session.ErrNotFound):
+		return usagef("session %q: not found in the session database (see 'strata sessions list')", id)
+	case errors.Is(err, session.ErrAmbiguous):
+		return usagef("session %q: %v: give more of the id (see 'strata sessions list')", id, session.ErrAmbiguous)
+	case err != nil:
 		return err
 	}
 	fmt.Fprintf(w, "session %s  %q\ncreated %s · cwd %s · provider %s · model %s · layout %s\n\n", d.ID, d.Title,

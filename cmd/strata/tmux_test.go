@@ -109,6 +109,34 @@ func TestChatScreenUnderTmux(t *testing.T) {
 	}
 }
 
+// The full-screen chat takes the chat commands of line mode (docs/cli.md,
+// "chat"): /mode, /usage and a mistyped command are answered in the
+// transcript and never reach the model (they once ran as prompts: the
+// offline demo answered each one, three model calls apiece).
+func TestChatScreenCommandsAreNotPrompts(t *testing.T) {
+	ws, data := t.TempDir(), t.TempDir()
+	cmd := fmt.Sprintf("env STRATA_DATA_DIR=%s STRATA_LOG_FILE=off STRATA_CONFIG=%s ANTHROPIC_API_KEY= OPENAI_API_KEY= %s chat",
+		data, filepath.Join(data, "none.yaml"), binary)
+	p := startTmux(t, ws, 120, 30, cmd)
+	first := func(s string) string { l, _, _ := strings.Cut(s, "\n"); return l }
+	p.waitFor("the ready status bar", func(s string) bool { return strings.HasSuffix(first(s), "· ready") })
+	for _, c := range []struct{ line, answer string }{
+		{"/mode all", "approval mode: all"},
+		{"/usage", "0 model call(s) · tokens: input 0"},
+		{"/modee ask", "unknown command /modee (valid: /mode ask|allowlist|all"},
+	} {
+		p.tmux("send-keys", "-t", "t", "-l", c.line)
+		p.tmux("send-keys", "-t", "t", "Enter")
+		p.waitFor(c.answer, func(s string) bool { return strings.Contains(s, c.answer) })
+	}
+	screen := p.tmux("capture-pane", "-p", "-t", "t")
+	if !strings.Contains(first(screen), " 0 call(s)") || strings.Contains(screen, "OFFLINE DEMO") {
+		t.Errorf("a command reached the model:\n%s", screen)
+	}
+	p.tmux("send-keys", "-t", "t", "-l", "/exit")
+	p.tmux("send-keys", "-t", "t", "Enter")
+}
+
 // cols counts the columns of a captured line (every character strata
 // draws is one column wide).
 func cols(s string) int { return len([]rune(s)) }

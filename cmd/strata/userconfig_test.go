@@ -93,6 +93,16 @@ func TestConfigFileDefaultsAndPrecedence(t *testing.T) {
 	if !strings.Contains(r.stdout, "config file: "+cfg+" (read)") || !strings.Contains(r.stdout, "layout  ") {
 		t.Errorf("config table:\n%s", r.stdout)
 	}
+	// Where to look when something goes wrong: the log file and the
+	// session database in effect (the README's ~/.cache path is only the
+	// default; XDG_STATE_HOME or STRATA_LOG_FILE move it).
+	state := t.TempDir()
+	r = runCLI(t, ws, append(env, "STRATA_LOG_FILE=", "XDG_STATE_HOME="+state, "STRATA_DATA_DIR="+state), "config")
+	for _, want := range []string{"log file: " + filepath.Join(state, "strata", "strata.log"), "session database: " + filepath.Join(state, "strata.db")} {
+		if !strings.Contains(r.stdout, want) {
+			t.Errorf("config table lacks %q:\n%s", want, r.stdout)
+		}
+	}
 }
 
 // base_urls in the file point the provider at another server unless the

@@ -6,7 +6,10 @@
 // says plainly it is a recording. The tool calls are executed for real by
 // the loop; only the model's words are recorded. The first prompt's three
 // streams are embedded files (turn1..3.sse) so an installed binary works
-// anywhere; later prompts are authored with replay.AnthropicStream.
+// anywhere; later prompts are authored with replay.AnthropicStream. Each
+// answer's input_tokens is the size of the request it answers (≈4 bytes
+// per token), so the demo's usage grows with the conversation as a model's
+// would; its output tokens are the recording's.
 package demo
 
 import (
@@ -73,9 +76,17 @@ func Respond(req replay.Request, delay time.Duration) replay.Response {
 			Header: http.Header{"Content-Type": {"application/json"}},
 			Body:   []byte(fmt.Sprintf(`{"type":"error","error":{"type":"api_error","message":%q}}`, "strata demo: "+err.Error()))}
 	}
+	r.Body = inputTokens.ReplaceAll(r.Body, []byte(fmt.Sprintf(`"input_tokens":%d`, (len(req.Body)+3)/4)))
 	r.Delay = delay
 	return r
 }
+
+// inputTokens matches a stream's input_tokens (message_start, and
+// message_delta when it has them): Respond sets it to the request's size
+// at ≈4 bytes per token, the estimate strata uses where it has no
+// tokenizer (the recorded and authored streams carry fixed numbers, so
+// a later prompt reported fewer input tokens than the first).
+var inputTokens = regexp.MustCompile(`"input_tokens":\d+`)
 
 // message is the part of an Anthropic Messages request the demo reads.
 type message struct {

@@ -1,6 +1,8 @@
 package demo
 
 import (
+	"fmt"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -44,5 +46,30 @@ func TestRespondFollowsTheConversation(t *testing.T) {
 				t.Errorf("got status %d source %q, want %q with %q in the body:\n%.300s", r.Status, r.Source, tc.source, tc.body, r.Body)
 			}
 		})
+	}
+}
+
+// The demo's input tokens are the request's size (≈4 bytes per token), in
+// every answer: a longer conversation reports more input tokens. (They were
+// the recording's fixed numbers: every answer of a second prompt reported
+// 1312, fewer than the first prompt's last call, and never grew.)
+func TestInputTokensFollowTheRequest(t *testing.T) {
+	user := `{"role":"user","content":[{"type":"text","text":"hi"}]}`
+	pad := `{"role":"user","content":[{"type":"text","text":"` + strings.Repeat("x", 4000) + `"}]}`
+	asst := `{"role":"assistant","content":[{"type":"text","text":"ok"}]}`
+	result := func(id string) string {
+		return `{"role":"user","content":[{"type":"tool_result","tool_use_id":"` + id + `","content":"x"}]}`
+	}
+	first := []string{user, asst, result("toolu_strata_demo_01"), asst, result("toolu_strata_demo_02"), asst}
+	for _, msgs := range [][]string{
+		{user}, {pad, user}, first[:3], append([]string{pad}, first[:3]...),
+		append(first[:6:6], user), append(first[:6:6], pad, user),
+	} {
+		body := `{"messages":[` + strings.Join(msgs, ",") + `]}`
+		r := Respond(replay.Request{Method: "POST", Path: "/v1/messages", Body: []byte(body)}, 0)
+		want := fmt.Sprintf(`"input_tokens":%d`, (len(body)+3)/4)
+		if got := regexp.MustCompile(`"input_tokens":\d+`).FindAllString(string(r.Body), -1); len(got) == 0 || got[0] != want {
+			t.Errorf("%s: input_tokens %q, want %s", r.Source, got, want)
+		}
 	}
 }

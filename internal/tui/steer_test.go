@@ -41,3 +41,32 @@ func TestEnterAfterLoopEndRunsNext(t *testing.T) {
 		t.Errorf("running %v, transcript:\n%s", m.running, tr)
 	}
 }
+
+// A command typed while a prompt runs ("/mode all") is not steering text:
+// it runs after the running prompt, as in line mode; "/steer TEXT" steers
+// with TEXT alone.
+func TestCommandWhileRunningWaits(t *testing.T) {
+	var prompts, steered []string
+	m := New(func(_ context.Context, text string) (*agent.Result, error) {
+		prompts = append(prompts, text)
+		return &agent.Result{}, nil
+	}, "h")
+	m.SetSteer(func(text string) bool { steered = append(steered, text); return true })
+	m.in.SetValue("first")
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	done := cmd()
+	for _, line := range []string{"/mode all", "/steer look at main.go"} {
+		m.in.SetValue(line)
+		if _, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter}); cmd != nil {
+			t.Fatalf("%q while running started a prompt at once", line)
+		}
+	}
+	_, cmd = m.Update(done)
+	if cmd == nil {
+		t.Fatal("the command did not run when the running prompt ended")
+	}
+	m.Update(cmd())
+	if want := []string{"first", "/mode all"}; !slices.Equal(prompts, want) || !slices.Equal(steered, []string{"look at main.go"}) {
+		t.Errorf("prompts %q, steered %q; want prompts %q and only the /steer text steered", prompts, steered, want)
+	}
+}

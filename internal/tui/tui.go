@@ -115,6 +115,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		if len(m.next) > 0 {
 			text := m.next[0]
 			m.next = m.next[1:]
+			if text == "/exit" {
+				m.quitting = true
+				return m, tea.Quit
+			}
 			m.write("› " + text + "\n")
 			return m, m.start(text)
 		}
@@ -166,6 +170,15 @@ func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
 		text := m.expand(shown)
 		m.in.Reset()
 		if m.running {
+			// A command typed while a prompt runs ("/mode all") waits for
+			// it, as in line mode; "/steer TEXT" steers with TEXT.
+			if arg, ok := strings.CutPrefix(text, "/steer "); ok && strings.TrimSpace(arg) != "" {
+				text = strings.TrimSpace(arg)
+			} else if strings.HasPrefix(text, "/") {
+				m.next = append(m.next, text)
+				m.write("\n› (after the running prompt) " + shown + "\n")
+				return m, nil
+			}
 			if m.steer(text) {
 				m.write("\n› (steering) " + shown + "\n")
 			} else {
