@@ -130,10 +130,12 @@ func checkCell(t *testing.T, name string, rep *Report, limit, tie float64) {
 // Paced sessions: without pauses the paced scenario prices exactly as
 // append and nothing pings; with pauses the runtime pings for cachefit (and
 // for no peer), the pings are priced, and the goal holds on all 60
-// train sessions: cachefit ≤ 1.02× the oracle at a pause every 3, 5, 10, 20
-// and 40 calls, and ≥ 20 % cheaper than every other layout at every 10 (on
-// short subsets the first pause weighs more). Pauses only raise the oracle
-// (cachesim's pause bound), never lower it.
+// train sessions: cachefit ≤ 1.02× the oracle at a pause every 3, 5 and 10
+// calls (the densest pacings, where it is hardest; 20 and 40 are in
+// docs/bench.md and in the cross-validation's sweep), and ≥ 20 % cheaper
+// than every other layout at every 10 (on short subsets the first pause
+// weighs more). Pauses only raise the oracle (cachesim's pause bound), never
+// lower it.
 func TestPacedCachefitTTL(t *testing.T) {
 	layouts := AllLayouts()
 	none := trainSubsetWith(t, 12, Paced, Derivation{Pacing: Pacing{Every: -1}})
@@ -152,7 +154,7 @@ func TestPacedCachefitTTL(t *testing.T) {
 		}
 	}
 	train := shared.Path(t, "data/trajectories/mini-swe-agent/train") // the goal is stated on all of train
-	for _, every := range []int{3, 5, 10, 20, 40} {
+	for _, every := range []int{3, 5, 10} {
 		paced, err := LoadDirWith(train, Paced, Derivation{Pacing: Pacing{Every: every, Length: DefaultPauseLength}}, nil)
 		if err != nil {
 			t.Fatal(err)
