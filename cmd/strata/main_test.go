@@ -237,6 +237,13 @@ func TestRenderPrintsWireBody(t *testing.T) {
 			t.Errorf("%s: body lacks prompt, %s or tools:\n%s", tc.provider, tc.want, r.stdout)
 		}
 	}
+	// The layer table's flags without --explain would be silently ignored.
+	for _, flag := range [][]string{{"--format", "json"}, {"--tokens", "estimate"}} {
+		r := runCLI(t, t.TempDir(), nil, append([]string{"render"}, append(flag, "hi")...)...)
+		if r.code != 2 || !strings.Contains(r.stderr, "--explain") || r.stdout != "" {
+			t.Errorf("render %v without --explain: exit %d, stdout %q, stderr %q; want exit 2 naming --explain", flag, r.code, r.stdout, r.stderr)
+		}
+	}
 	r := runCLI(t, t.TempDir(), nil, "render", "--explain", "--format", "json", "hi")
 	var bd struct {
 		Layers []struct {

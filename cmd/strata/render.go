@@ -80,6 +80,11 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 	if f.tokens != "exact" && f.tokens != "estimate" && f.tokens != "api" {
 		return usagef("unknown --tokens %q (valid: exact, estimate, api)", f.tokens)
 	}
+	if !f.explain && (f.format != "table" || f.tokens != "exact") {
+		// Without --explain the output is the request body, JSON already;
+		// the two flags shape the layer table only.
+		return usagef("--format and --tokens apply to --explain: add --explain (without it render prints the request body, which is JSON)")
+	}
 	var now time.Time
 	if f.now != "" {
 		var err error
