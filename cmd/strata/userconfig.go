@@ -301,7 +301,10 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 			o.Value, o.Source = env, "env "+spec.URLEnv
 		default:
 			o.Value = spec.BaseURL
-			if o.Value == "" {
+			switch {
+			case o.Value == "" && spec.URLRequired:
+				o.Value = "(none: set " + spec.URLEnv + ")"
+			case o.Value == "":
 				o.Value = "(the SDK's default)"
 			}
 		}

@@ -81,6 +81,8 @@ func TestConfigFileDefaultsAndPrecedence(t *testing.T) {
 		"max_tokens":            "0 @ default",
 		"base_urls.anthropic":   "http://127.0.0.1:9/from-file @ " + cfg + ":7",
 		"base_urls.openai-chat": "(the SDK's default) @ default",
+		// openai-compatible has no default to fall back on.
+		"base_urls.openai-compatible": "(none: set OPENAI_BASE_URL) @ default",
 	} {
 		if from[key] != want {
 			t.Errorf("%s = %q, want %q", key, from[key], want)

@@ -26,6 +26,9 @@ type Spec struct {
 	Model   string  // default model ("" = --model is required)
 	// KeyOptional is true for local servers that need no key.
 	KeyOptional bool
+	// URLRequired is true when there is no default base URL to fall back
+	// on: URLEnv must be set (openai-compatible).
+	URLRequired bool
 }
 
 // Specs lists every provider strata can talk to. OpenAI-compatible servers go
@@ -38,7 +41,7 @@ var Specs = []Spec{
 	{Name: "xai", API: "openai-chat", KeyEnv: "XAI_API_KEY", URLEnv: "XAI_BASE_URL", BaseURL: "https://api.x.ai/v1", Model: "grok-4"},
 	{Name: "ollama", API: "openai-chat", KeyEnv: "OLLAMA_API_KEY", URLEnv: "OLLAMA_BASE_URL", BaseURL: "http://127.0.0.1:11434/v1", KeyOptional: true},
 	{Name: "vllm", API: "openai-chat", KeyEnv: "VLLM_API_KEY", URLEnv: "VLLM_BASE_URL", BaseURL: "http://127.0.0.1:8000/v1", KeyOptional: true},
-	{Name: "openai-compatible", API: "openai-chat", KeyEnv: "OPENAI_API_KEY", URLEnv: "OPENAI_BASE_URL", KeyOptional: true},
+	{Name: "openai-compatible", API: "openai-chat", KeyEnv: "OPENAI_API_KEY", URLEnv: "OPENAI_BASE_URL", KeyOptional: true, URLRequired: true},
 	// Bedrock signs with the AWS credential chain (AWS_ACCESS_KEY_ID /
 	// AWS_SECRET_ACCESS_KEY / AWS_SESSION_TOKEN, AWS_PROFILE, SSO, …) in
 	// AWS_REGION (default us-east-1); AWS_ENDPOINT_URL_BEDROCK_RUNTIME
@@ -101,7 +104,7 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 	if base == "" {
 		base = spec.BaseURL
 	}
-	if spec.Name == "openai-compatible" && base == "" {
+	if spec.URLRequired && base == "" {
 		return nil, fmt.Errorf("provider openai-compatible needs a base URL: set %s (e.g. http://127.0.0.1:8000/v1)", spec.URLEnv)
 	}
 	switch spec.API {
