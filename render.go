@@ -44,9 +44,14 @@ const RenderLoopID = "render-new-conversation"
 type Rendered struct {
 	Request   *llm.Request      // the provider-neutral request (after the layout and Options.Params)
 	Breakdown *prompt.Breakdown // the layout's layers with token counts and breakpoints
-	Method    string            // HTTP method the SDK used
-	URL       string            // endpoint; Bedrock and Gemini carry the model in it
-	Body      []byte            // the exact JSON body the SDK sends
+	// API is the provider's wire API. The Breakdown's breakpoints are sent
+	// only where it takes explicit cache breakpoints (Anthropic
+	// cache_control, Bedrock cachePoint); OpenAI and Gemini cache prefixes
+	// on their own and get none.
+	API    llm.API
+	Method string // HTTP method the SDK used
+	URL    string // endpoint; Bedrock and Gemini carry the model in it
+	Body   []byte // the exact JSON body the SDK sends
 }
 
 // Render returns the request the workspace's next prompt would send, without
@@ -105,7 +110,7 @@ func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, err
 		return nil, fmt.Errorf("render: %w", err)
 	}
 	out.Breakdown.Breakpoints = len(out.Request.Breakpoints)
-	out.Method, out.URL, out.Body = req.Method, req.URL, req.Body
+	out.API, out.Method, out.URL, out.Body = prov.API(), req.Method, req.URL, req.Body
 	return out, nil
 }
 

@@ -237,6 +237,15 @@ func TestRenderPrintsWireBody(t *testing.T) {
 			t.Errorf("%s: body lacks prompt, %s or tools:\n%s", tc.provider, tc.want, r.stdout)
 		}
 	}
+	// Breakpoints reach the wire only for Anthropic and Bedrock; the table
+	// says so for the automatic caches.
+	for provider, want := range map[string]string{"anthropic": "◆ breakpoint", "gemini": "not sent: gemini caches prefixes automatically",
+		"openai-chat": "not sent: openai-chat caches prefixes automatically"} {
+		r := runCLI(t, t.TempDir(), nil, "render", "--explain", "--tokens", "estimate", "--provider", provider, "hi")
+		if r.code != 0 || !strings.Contains(r.stdout, want) {
+			t.Errorf("render --explain --provider %s: exit %d, want %q in:\n%s", provider, r.code, want, r.stdout)
+		}
+	}
 	// The layer table's flags without --explain would be silently ignored.
 	for _, flag := range [][]string{{"--format", "json"}, {"--tokens", "estimate"}} {
 		r := runCLI(t, t.TempDir(), nil, append([]string{"render"}, append(flag, "hi")...)...)

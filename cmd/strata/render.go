@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/token"
@@ -133,7 +134,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 				return err
 			}
 		}
-		if err := printBreakdown(w, r.Breakdown, pc, f.format); err != nil {
+		if err := printBreakdown(w, r.Breakdown, pc, f.format, r.API); err != nil {
 			return err
 		}
 		if f.tokens != "api" && f.format == "table" {
@@ -175,15 +176,17 @@ func openStore(path string) (session.Store, error) {
 // printBreakdown writes the layers as a table or JSON, with the provider's
 // own count (pc, nil when not asked for) as the last line or as the JSON
 // field provider_count.
-func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format string) error {
+func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format string, api llm.API) error {
+	sent := api == llm.APIAnthropic || api == llm.APIBedrock
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
 		return enc.Encode(struct {
 			*prompt.Breakdown
-			ProviderCount *providerCount `json:"provider_count,omitempty"`
-		}{bd, pc})
+			ProviderCount   *providerCount `json:"provider_count,omitempty"`
+			BreakpointsSent bool           `json:"breakpoints_sent"`
+		}{bd, pc, sent})
 	}
 	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 	fmt.Fprintf(tw, "#\tLAYER\tROLE\tTOKENS\tCACHE\tSTARTS WITH\n")
@@ -191,6 +194,9 @@ func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format
 		mark := ""
 		if s.Break {
 			mark = "◆ breakpoint"
+			if !sent {
+				mark = "◇ (not sent)"
+			}
 		}
 		if c := s.Cache; c != nil { // the layout's own per-panel tracking (panels)
 			state := "miss"
@@ -201,7 +207,11 @@ func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format
 		}
 		fmt.Fprintf(tw, "%d\t%s\t%s\t%d\t%s\t%s\n", i+1, s.Name, s.Role, s.Tokens, mark, s.Preview)
 	}
-	fmt.Fprintf(tw, "\tTOTAL\t\t%d\t%d breakpoint(s)\t\n", bd.TotalTokens, bd.Breakpoints)
+	bps := fmt.Sprintf("%d breakpoint(s)", bd.Breakpoints)
+	if !sent && bd.Breakpoints > 0 {
+		bps = fmt.Sprintf("%d breakpoint(s), not sent: %s caches prefixes automatically", bd.Breakpoints, api)
+	}
+	fmt.Fprintf(tw, "\tTOTAL\t\t%d\t%s\t\n", bd.TotalTokens, bps)
 	if err := tw.Flush(); err != nil {
 		return err
 	}
