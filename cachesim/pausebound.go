@@ -7,9 +7,9 @@ package cachesim
 //
 // A pause is a gap between requests i and i+1 longer than p.TTL() and at
 // most an hour (pauseAfter[i]; longer gaps are priced by the schedule's
-// pings). crossing
-// holds the keys first sent in request i (one copy in i and in i+1), written
-// there and read in i+1 by the schedule. For request i+1 to read such a key
+// pings). crossing holds the keys first sent in request i (one copy in i
+// and in i+1), written there and read in i+1 by the schedule (Oracle
+// fills it only for requests before a pause). For request i+1 to read such a key
 // K, the cache must hold at i+1 an entry for i+1's prefix through K. Nothing
 // sent before i contains K, so that entry was written in i or in a
 // keep-alive ping during the pause, and any layout pays one of:
