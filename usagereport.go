@@ -103,16 +103,16 @@ func costResult(u llm.Usage, w1h int64) cachesim.Result {
 // (a resumed session is assumed to have stored calls of the same model),
 // when that rest holds no cache write of unknown TTL.
 func (s *Session) UsageReport() UsageReport {
-	model := s.ws.prov.model
-	r := UsageReport{Window: modelContextWindow(model)}
 	if s.keep == nil {
-		return r
+		return UsageReport{Window: modelContextWindow(s.ws.prov.model)}
 	}
 	total := s.Usage()
+	// The keeper's model is the loop's, set under its lock: an agent swap
+	// may change the workspace's while a ping's update reads it.
 	s.keep.mu.Lock()
-	a := s.keep.acct
+	a, model := s.keep.acct, s.keep.model
 	s.keep.mu.Unlock()
-	r.Context = a.context
+	r := UsageReport{Window: modelContextWindow(model), Context: a.context}
 	if a.unpriced {
 		return r
 	}
