@@ -328,6 +328,14 @@ func (k *keeper) carry(t session.PingTotals) {
 	k.total, k.usage = t.Count, t.Usage
 }
 
+// carryContext starts the account's context size (UsageReport.Context) at
+// that of a restored session's last stored model call.
+func (k *keeper) carryContext(n int64) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	k.acct.context = n
+}
+
 // stats returns the policy, pings and usage so far.
 func (k *keeper) stats() KeepAliveStats {
 	if k == nil {

@@ -140,6 +140,6 @@ func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id s
 	case err != nil:
 		return nil, fmt.Errorf("session %s: find its latest loop: %w", d.ID, err)
 	}
-	a, _, err := restoreLoop(ctx, st, cfg, loop)
+	a, _, _, err := restoreLoop(ctx, st, cfg, loop)
 	return a, err
 }

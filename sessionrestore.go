@@ -60,9 +60,11 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		loop = nl
 	}
 	var next int
-	if s.agent, next, err = restoreLoop(ctx, st, cfg, loop); err != nil {
+	var held int64
+	if s.agent, next, held, err = restoreLoop(ctx, st, cfg, loop); err != nil {
 		return err
 	}
+	s.keep.carryContext(held)
 	if branch != nil {
 		return nil
 	}
@@ -110,31 +112,36 @@ func branchAt(ctx context.Context, st session.Store, sid, latest string, b branc
 // restoreLoop returns an agent with cfg continuing the stored loop (the
 // conversation's history, the loops it continues included, replayed through
 // the layout by agent.Restore; the conversation's id and token usage so
-// far) and the index of the loop's next turn. A loop that has run no turn
-// yet and is a branch gets its first turn triggered by event.TriggerBranch.
-func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop string) (*agent.Agent, int, error) {
+// far), the index of the loop's next turn and the tokens the conversation
+// held after its last stored model call (that turn's prompt tokens plus its output; 0 when
+// no stored turn reports usage). A loop that has run no turn yet and is a
+// branch gets its first turn triggered by event.TriggerBranch.
+func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop string) (a *agent.Agent, next int, held int64, err error) {
 	rec, err := st.ReadLoop(ctx, loop)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
-	next, err := st.NextTurnIndex(ctx, loop)
+	next, err = st.NextTurnIndex(ctx, loop)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	cfg.ConversationID = rec.ConversationID()
-	a, err := agent.Restore(cfg, loop, rec.History(), next)
+	a, err = agent.Restore(cfg, loop, rec.History(), next)
 	if err != nil {
-		return nil, 0, err
+		return nil, 0, 0, err
 	}
 	var used llm.Usage
 	for _, l := range append(rec.Before, *rec) {
 		for _, t := range l.Turns {
 			used = used.Add(t.Usage)
+			if n := t.Usage.PromptTokens(); n > 0 {
+				held = n + t.Usage.Output
+			}
 		}
 	}
 	a.RestoreUsage(used)
 	if next == 0 && rec.Trigger == event.TriggerBranch {
 		a.SetFirstTrigger(event.TriggerBranch)
 	}
-	return a, next, nil
+	return a, next, held, nil
 }

@@ -11,9 +11,9 @@ import (
 type UsageReport struct {
 	// Context is the tokens the conversation holds after the loop's last
 	// model call: that call's prompt tokens (input, cache read and cache
-	// write) plus its output. 0 before the session's first model call
-	// in this process (a resumed session counts from its next call). A
-	// keep-alive ping does not change it: it re-sends the same request.
+	// write) plus its output; a resumed or branched session starts from
+	// its last stored call. 0 before any model call. A keep-alive ping
+	// does not change it: it re-sends the same request.
 	Context int64
 	// Window is the model's context window in tokens, as the loop's
 	// agent.Config.ContextWindow; 0 = unknown.

@@ -10,9 +10,11 @@ import (
 // UsageReport of a session on a priced model with a known window: the
 // context after the prompt's call, the 200k window, and the cost of the
 // prompt's call and of each ping (5-minute writes: the first request of a
-// cachefit loop asks for no 1-hour entry). Resumed, the session starts
-// from stored calls whose cache writes' TTL nothing recorded: its cost is
-// unknown, not a guess, while the window is still known.
+// cachefit loop asks for no 1-hour entry). Resumed, the session holds what
+// its last stored call left (the same 2,047 tokens) in the same window; it
+// starts from stored calls, which UsageReport prices only where their
+// cache writes' TTL cannot matter (turns stored before schema 4 kept no
+// split), so its cost is unknown, not a guess.
 func TestUsageReport(t *testing.T) {
 	clk := newFakeClock()
 	m := keepAliveModel(t)
@@ -42,7 +44,7 @@ func TestUsageReport(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer rs.Close()
-	if r := rs.UsageReport(); r != (strata.UsageReport{Window: 200_000}) {
-		t.Errorf("resumed: %+v; want the window alone", r)
+	if r := rs.UsageReport(); r != (strata.UsageReport{Context: 2047, Window: 200_000}) {
+		t.Errorf("resumed: %+v; want context 2047 of 200000 and no cost", r)
 	}
 }

@@ -203,6 +203,10 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 	if len(x.commands) > 0 {
 		updates = append(updates, availableCommands(x.commands))
 	}
+	if u, ok := usageUpdate(x.s.UsageReport()); ok {
+		// What the stored conversation holds, before any new call.
+		updates = append(updates, u)
+	}
 	for _, u := range updates {
 		if err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
 			return sdk.LoadSessionResponse{}, err

@@ -269,3 +269,35 @@ func TestUsageOfAnUnknownModel(t *testing.T) {
 		}
 	}
 }
+
+// session/load of a stored session sends, after the replayed history, a
+// usage_update with what the conversation holds after its last stored call
+// (that call's prompt tokens and output) in the model's window, so a client
+// shows the context before the next prompt; no cost, since the stored
+// calls' cache writes are priced only where their TTL cannot matter.
+func TestLoadSessionReportsItsContext(t *testing.T) {
+	clk := &stepClock{now: time.Date(2026, 11, 26, 8, 0, 0, 0, time.UTC)}
+	ws := openUsage(t, "claude-sonnet-4-5-20250929", clk)
+	s, err := ws.NewSession(context.Background(), strata.SessionOptions{})
+	must(t, err)
+	_, err = s.Prompt(context.Background(), "say hi")
+	must(t, err)
+	id := s.ID()
+	must(t, s.Close())
+
+	c := &usageClient{usage: make(chan sdk.SessionUsageUpdate, 8)}
+	conn := serve(t, ws, c)
+	_, err = conn.Initialize(context.Background(), sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	must(t, err)
+	if _, err := conn.LoadSession(context.Background(), sdk.LoadSessionRequest{SessionId: sdk.SessionId(id), Cwd: ws.Dir(), McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatal(err)
+	}
+	ups := c.take()
+	if len(ups) < 2 || ups[len(ups)-1].UsageUpdate == nil {
+		t.Fatalf("session/load sent %d updates, the last %+v; want the history, then a usage_update", len(ups), ups)
+	}
+	u := ups[len(ups)-1].UsageUpdate
+	if used := 2000 + 50 + 10 + 5; u.Used != used || u.Size != 200_000 || u.Cost != nil {
+		t.Errorf("usage_update after session/load: used %d of %d, cost %+v; want %d of 200000 and no cost", u.Used, u.Size, u.Cost, used)
+	}
+}
