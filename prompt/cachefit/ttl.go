@@ -156,17 +156,25 @@ func (g *gapModel) decide(size func() requestSize) bool {
 //	end of the last user message 5m  the rest of the turn, read by the next
 //	                                 request
 func keepAliveBreakpoints(req *llm.Request, msgs []llm.Message, last int) []int {
-	var replies []int // the last two assistant messages, newest first
-	for i := last - 1; i >= 0 && len(replies) < 2; i-- {
-		if msgs[i].Role == llm.RoleAssistant && len(msgs[i].Content) > 0 {
-			replies = append(replies, i)
-		}
-	}
+	replies := lastReplies(msgs, last)
 	for j := len(replies) - 1; j >= 0; j-- {
 		req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: replies[j], Block: 0, TTL: "1h"})
 	}
 	req.Breakpoints = append(req.Breakpoints, llm.Breakpoint{Target: llm.BreakMessage, Message: last, Block: len(msgs[last].Content) - 1})
 	return []int{last}
+}
+
+// lastReplies returns the indexes of the last two non-empty assistant
+// messages before msgs[last], newest first: the replies whose first blocks
+// carry the keep-alive breakpoints.
+func lastReplies(msgs []llm.Message, last int) []int {
+	var replies []int
+	for i := last - 1; i >= 0 && len(replies) < 2; i-- {
+		if msgs[i].Role == llm.RoleAssistant && len(msgs[i].Content) > 0 {
+			replies = append(replies, i)
+		}
+	}
+	return replies
 }
 
 // breakNote describes the message breakpoints for the Breakdown.
@@ -194,12 +202,7 @@ func (l *Layout) promptTokens(c *prompt.Context, msgs []llm.Message) int {
 // a request right after a pause rewrites behind the previous 1-hour point);
 // with no reply, 0, the last message and 0.
 func turnSizes(c *prompt.Context, msgs []llm.Message, last int) (first, tail, since int) {
-	var replies []int // the last two replies, newest first
-	for i := last - 1; i >= 0 && len(replies) < 2; i-- {
-		if msgs[i].Role == llm.RoleAssistant && len(msgs[i].Content) > 0 {
-			replies = append(replies, i)
-		}
-	}
+	replies := lastReplies(msgs, last)
 	if len(replies) == 0 {
 		return 0, c.BlockTokens(msgs[last].Content), 0
 	}
