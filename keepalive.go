@@ -83,7 +83,7 @@ type KeepAliveStats struct {
 // keeps). req nil gives the bound before any request
 // (cachesim.KeepAliveFor).
 func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
-	if !breakpointAPI(api) {
+	if !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
 	p, ok := cachesim.Lookup(model)
@@ -95,10 +95,6 @@ func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.Keep
 	}
 	return cachesim.KeepAliveForRequest(p, cachesim.FromRequest(req, nil, time.Time{}, 0))
 }
-
-// breakpointAPI reports whether api caches at explicit breakpoints, the
-// only caches a ping keeps (docs/keepalive.md, rule 1).
-func breakpointAPI(api llm.API) bool { return api == llm.APIAnthropic || api == llm.APIBedrock }
 
 // keeper is a session's keep-alive pinger. It wraps the provider of the
 // session's own loop (not sub-agents' or the compaction summarizer's, whose
@@ -161,7 +157,7 @@ func (k *keeper) wrap(p llm.Provider, model string, layout prompt.Layout) llm.Pr
 // exactly MaxPings and Interval when both are set.
 func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	o := k.opts
-	if o.Off || !k.keeps || !breakpointAPI(api) {
+	if o.Off || !k.keeps || !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
 	if _, priced := cachesim.Lookup(model); k.offline || !priced {

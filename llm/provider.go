@@ -76,6 +76,12 @@ const (
 	APIGemini          API = "gemini"           // Google Gemini generateContent
 )
 
+// TakesBreakpoints reports whether requests of a carry explicit cache
+// breakpoints (Anthropic cache_control, Bedrock cachePoint): only those
+// caches are placed by a layout and kept alive by a ping. OpenAI and Gemini
+// cache prefixes on their own and get none.
+func (a API) TakesBreakpoints() bool { return a == APIAnthropic || a == APIBedrock }
+
 // SplitsCacheWrites reports whether responses of a split cache writes by
 // TTL (Usage.CacheWrite1h; 0 then means every write had the 5-minute TTL):
 // Anthropic's usage.cache_creation does; Bedrock Converse reports only

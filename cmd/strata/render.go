@@ -177,7 +177,7 @@ func openStore(path string) (session.Store, error) {
 // own count (pc, nil when not asked for) as the last line or as the JSON
 // field provider_count.
 func printBreakdown(w io.Writer, bd *prompt.Breakdown, pc *providerCount, format string, api llm.API) error {
-	sent := api == llm.APIAnthropic || api == llm.APIBedrock
+	sent := api.TakesBreakpoints()
 	if format == "json" {
 		enc := json.NewEncoder(w)
 		enc.SetIndent("", "  ")
