@@ -90,6 +90,12 @@ func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.Keep
 	if !ok {
 		return cachesim.KeepAlive{}
 	}
+	return keepAliveFor(p, req)
+}
+
+// keepAliveFor is DefaultKeepAlive once the API takes breakpoints and the
+// model's price p is known.
+func keepAliveFor(p cachesim.Price, req *llm.Request) cachesim.KeepAlive {
 	if req == nil {
 		return cachesim.KeepAliveFor(p)
 	}
@@ -160,13 +166,14 @@ func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.K
 	if o.Off || !k.keeps || !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
-	if _, priced := cachesim.Lookup(model); k.offline || !priced {
+	p, priced := cachesim.Lookup(model)
+	if k.offline || !priced {
 		if o.MaxPings > 0 && o.Interval > 0 {
 			return cachesim.KeepAlive{Interval: o.Interval, MaxPings: o.MaxPings}
 		}
 		return cachesim.KeepAlive{}
 	}
-	pol := DefaultKeepAlive(api, model, req)
+	pol := keepAliveFor(p, req)
 	if pol.MaxPings <= 0 {
 		return cachesim.KeepAlive{}
 	}
