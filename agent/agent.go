@@ -53,7 +53,6 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -126,9 +125,14 @@ type Config struct {
 	// files did not change. An error is reported as a Progress event and
 	// the request goes on with what was filled.
 	Gather func(ctx context.Context, c *prompt.Context) error
-	// Now is the clock for Context.Now (nil = time.Now); a fixed clock
-	// makes requests reproducible (`strata render --now`).
+	// Now is the loop's clock (nil = time.Now): Context.Now, event times,
+	// turn records' StartedAt/EndedAt and compaction dates. A fixed clock
+	// makes requests and events reproducible (`strata render --now`).
 	Now func() time.Time
+	// NewID returns the ids the loop makes: correlation ids and new loop
+	// ids (nil = NewID, 16 random hex digits). With a fixed sequence two
+	// runs of the same session produce the same bytes.
+	NewID func() string
 	// MaxTurns is the continuation limit: continuation rounds per user
 	// message (0 = DefaultMaxTurns). A round is TOOL_CALL → COMPOSE_REQUEST,
 	// the model call that answers a response's tool results (all the calls
@@ -156,7 +160,10 @@ type Config struct {
 	// nothing.
 	PreApproved func(call llm.Block) bool
 	// Approver answers for calls ModeAsk and ModeAllowlist cannot decide;
-	// nil rejects them with a reason saying no approver is configured.
+	// nil rejects them with a reason saying no approver is configured. The
+	// Engine asks (StepApprove) only when it is set; a driver that answers
+	// approvals itself (a durable workflow waiting for a signal) sets one
+	// all the same and answers the step its own way.
 	Approver Approver
 	// BeforeTurn runs before every turn, after the limits are checked; an
 	// error aborts the turn (ErrAborted). AfterTurn runs after every turn
@@ -203,44 +210,31 @@ type TurnRecord struct {
 
 // Agent is one conversation with a model: a loop per user prompt
 // (docs/turn.md, rule 2), each with its own loop id and turns indexed from
-// 0, sharing one history. It runs one Prompt,
+// 0, sharing one history. It is the in-process driver of the step Engine:
+// it sends requests to the Config's provider, asks its Approver and runs
+// tools in this process, one step after another. It runs one Prompt,
 // PromptWith or Resume at a time: a call made while another runs returns
 // ErrBusy. Steer, SteerRunning and FollowUp may be called from any goroutine
 // at any time.
-// The other methods (History, Usage, SetMode, SetFirstTrigger, ...) must not
-// be called while a prompt runs.
+// The other methods (History, SetMode, SetFirstTrigger, ...) must not be
+// called while a prompt runs; Usage may.
 type Agent struct {
-	busy    atomic.Bool // a Prompt, PromptWith or Resume is running
-	cfg     Config
-	loopID  string // the current loop: the running or last prompt's
-	prev    string // the loop loopID continues ("" = none known)
-	history []llm.Message
-	turns   int           // next turn index in the current loop
-	fresh   bool          // the running prompt's first turn starts a new loop (see newLoop)
-	next    string        // that new loop's id, once picked
-	usage   llm.Usage     // written under mu: Usage is read from other goroutines
-	first   event.Trigger // trigger of the loop's next first turn (user, sub_agent, branch)
-	always  map[string]bool
+	busy  atomic.Bool // a Prompt, PromptWith or Resume is running
+	eng   *Engine
+	st    *State
+	queue Queue
 
-	mu        sync.Mutex
-	steering  []string
-	followUps []string
-	taking    bool // the running prompt still takes steering (SteerRunning); false once its loop has ended
-
-	// detached is how many leading history messages compaction moved into
-	// chunks (recomputed, identically, after Restore).
-	detached int
-	chunks   []compact.Chunk
-	chunkAt  []int64 // when each chunk was detached (Unix ms; 0 = while warming)
-	// tldr is the usage of compaction's tl;dr requests not yet counted in
-	// a turn: the turn that compacted adds it to its own (turn).
-	tldr llm.Usage
+	mu    sync.Mutex
+	usage llm.Usage // State.Usage as of the last step, for Usage from other goroutines
 }
 
 // New checks cfg and returns an agent with an empty history and a new loop
 // id, which its first prompt uses.
 func New(cfg Config) (*Agent, error) {
-	return Restore(cfg, NewID(), nil, 0)
+	if cfg.NewID == nil {
+		cfg.NewID = NewID
+	}
+	return Restore(cfg, cfg.NewID(), nil, 0)
 }
 
 // Restore returns an agent continuing loop loopID (a resumed session) with
@@ -250,35 +244,65 @@ func New(cfg Config) (*Agent, error) {
 // that has run no turn yet, such as a new branch, takes the next prompt
 // itself. It fails like New.
 func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent, error) {
+	return RestoreState(cfg, loopID, history, next, nil)
+}
+
+// RestoreState is Restore with the loop state stored at the end of the
+// loop's last turn (State with its History and Run left out, see
+// Agent.Checkpoint): when it carries the layout's own state the layout is
+// not replayed over the history, so restoring costs O(n) in the history's
+// length instead of one assembly per stored request. A nil or unusable
+// saved state (another layout, another history length) falls back to the
+// replay.
+func RestoreState(cfg Config, loopID string, history []llm.Message, next int, saved *State) (*Agent, error) {
+	a := &Agent{}
+	if cfg.ConversationID == "" {
+		cfg.ConversationID = loopID
+	}
+	eng, err := NewEngine(cfg, &a.queue)
+	if err != nil {
+		return nil, err
+	}
+	st, err := eng.NewState(loopID, history, next, saved)
+	if err != nil {
+		return nil, err
+	}
+	if saved != nil && len(saved.History) == len(history) {
+		st.PreviousLoopID, st.Always, st.Never = saved.PreviousLoopID, saved.Always, saved.Never
+	}
+	a.eng, a.st = eng, st
+	return a, nil
+}
+
+// checkConfig validates cfg and fills its defaults.
+func checkConfig(cfg Config) (Config, error) {
 	switch {
 	case cfg.Provider == nil:
-		return nil, errors.New("agent: Config.Provider is nil")
+		return cfg, errors.New("agent: Config.Provider is nil")
 	case cfg.Layout == nil:
-		return nil, errors.New("agent: Config.Layout is nil")
+		return cfg, errors.New("agent: Config.Layout is nil")
 	case cfg.Tools == nil:
-		return nil, errors.New("agent: Config.Tools is nil")
+		return cfg, errors.New("agent: Config.Tools is nil")
 	case cfg.MaxTurns < 0:
-		return nil, fmt.Errorf("agent: Config.MaxTurns is %d; want ≥ 0", cfg.MaxTurns)
+		return cfg, fmt.Errorf("agent: Config.MaxTurns is %d; want ≥ 0", cfg.MaxTurns)
 	case cfg.ContextWindow < 0:
-		return nil, fmt.Errorf("agent: Config.ContextWindow is %d tokens; want ≥ 0 (0 = unknown)", cfg.ContextWindow)
+		return cfg, fmt.Errorf("agent: Config.ContextWindow is %d tokens; want ≥ 0 (0 = unknown)", cfg.ContextWindow)
 	case cfg.MaxSessionTokens < 0:
-		return nil, fmt.Errorf("agent: Config.MaxSessionTokens is %d; want ≥ 0", cfg.MaxSessionTokens)
-	case loopID == "":
-		return nil, errors.New("agent: loop id is empty")
+		return cfg, fmt.Errorf("agent: Config.MaxSessionTokens is %d; want ≥ 0", cfg.MaxSessionTokens)
 	}
 	switch cfg.Mode {
 	case "":
 		cfg.Mode = ModeAll
 	case ModeAll, ModeAsk, ModeAllowlist:
 	default:
-		return nil, fmt.Errorf("agent: Config.Mode %q; want ask, allowlist or all", cfg.Mode)
+		return cfg, fmt.Errorf("agent: Config.Mode %q; want ask, allowlist or all", cfg.Mode)
 	}
 	for i, h := range cfg.Hooks {
 		if h.Func == nil || h.Stage == "" || (h.Phase != PhasePre && h.Phase != PhasePost && h.Phase != PhaseDelta) {
-			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre, post or delta", i, h.Name)
+			return cfg, fmt.Errorf("agent: Config.Hooks[%d] (%q): needs Func, Stage and Phase pre, post or delta", i, h.Name)
 		}
 		if h.Phase == PhaseDelta && h.Stage != StageStreamResponse {
-			return nil, fmt.Errorf("agent: Config.Hooks[%d] (%q): phase delta exists only at stage %s, not %s", i, h.Name, StageStreamResponse, h.Stage)
+			return cfg, fmt.Errorf("agent: Config.Hooks[%d] (%q): phase delta exists only at stage %s, not %s", i, h.Name, StageStreamResponse, h.Stage)
 		}
 	}
 	if cfg.MaxTurns == 0 {
@@ -290,28 +314,34 @@ func Restore(cfg Config, loopID string, history []llm.Message, next int) (*Agent
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
-	if cfg.ConversationID == "" {
-		cfg.ConversationID = loopID
+	if cfg.NewID == nil {
+		cfg.NewID = NewID
 	}
-	a := &Agent{cfg: cfg, loopID: loopID, history: append([]llm.Message(nil), history...), turns: next,
-		first: event.TriggerUser, always: map[string]bool{}}
-	if err := a.warmLayout(); err != nil {
-		return nil, err
-	}
-	return a, nil
+	return cfg, nil
 }
 
 // LoopID returns the id of the agent's current loop: the running prompt's,
 // else the last prompt's, else (before the first prompt) the id the first
 // prompt will use.
-func (a *Agent) LoopID() string { return a.loopID }
+func (a *Agent) LoopID() string { return a.st.LoopID }
 
 // ConversationID returns the conversation's id (Config.ConversationID),
 // the same for every loop of the agent.
-func (a *Agent) ConversationID() string { return a.cfg.ConversationID }
+func (a *Agent) ConversationID() string { return a.st.ConversationID }
 
 // History returns the conversation so far (shared; do not modify).
-func (a *Agent) History() []llm.Message { return a.history }
+func (a *Agent) History() []llm.Message { return a.st.History }
+
+// Checkpoint returns a copy of the agent's loop state without its history
+// and without a prompt in progress: what RestoreState takes to restore the
+// loop in O(n). Call it between prompts (after_turn of a loop's last turn,
+// or after Prompt returned).
+func (a *Agent) Checkpoint() State {
+	c := *a.st
+	c.History, c.Run = nil, nil
+	c.Layout = append([]byte(nil), c.Layout...)
+	return c
+}
 
 // Usage returns the summed usage of every model call of the conversation
 // (all its loops). It is safe to call while a prompt runs, from any
@@ -327,23 +357,28 @@ func (a *Agent) Usage() llm.Usage {
 // the session token limit and the layouts' statistics (prompt.Context.Usage)
 // continue from it. Call it after Restore, before the first prompt.
 func (a *Agent) RestoreUsage(u llm.Usage) {
+	a.st.Usage = u
+	a.syncUsage()
+}
+
+func (a *Agent) syncUsage() {
 	a.mu.Lock()
-	a.usage = u
+	a.usage = a.st.Usage
 	a.mu.Unlock()
 }
 
 // SetFirstTrigger sets the trigger of the next user turn's first model call:
 // event.TriggerSubAgent for a child loop, event.TriggerBranch for a branched
 // loop. It applies once; later turns are TriggerUser again.
-func (a *Agent) SetFirstTrigger(t event.Trigger) { a.first = t }
+func (a *Agent) SetFirstTrigger(t event.Trigger) { a.st.FirstTrigger = t }
 
 // Result is the outcome of one user turn.
 type Result struct {
-	Message    llm.Message    // the last assistant message
-	StopReason llm.StopReason // its stop reason
-	Usage      llm.Usage      // summed over the model calls of this user turn, compaction's tl;dr requests included
-	Turns      int            // model calls made
-	Rounds     int            // continuation rounds made (see Config.MaxTurns)
+	Message    llm.Message    `json:"message"`     // the last assistant message
+	StopReason llm.StopReason `json:"stop_reason"` // its stop reason
+	Usage      llm.Usage      `json:"usage"`       // summed over the model calls of this user turn, compaction's tl;dr requests included
+	Turns      int            `json:"turns"`       // model calls made
+	Rounds     int            `json:"rounds"`      // continuation rounds made (see Config.MaxTurns)
 }
 
 // Prompt runs one user turn: it passes text through the receive_input hooks,
@@ -363,177 +398,54 @@ func (a *Agent) Prompt(ctx context.Context, text string) (*Result, error) {
 // client) placed after the text in the user message; the receive_input hooks
 // see the text. text may be empty when there are attachments.
 func (a *Agent) PromptWith(ctx context.Context, text string, attachments []llm.Block) (*Result, error) {
-	if strings.TrimSpace(text) == "" && len(attachments) == 0 {
-		return nil, errors.New("agent: prompt is empty")
-	}
 	if !a.busy.CompareAndSwap(false, true) {
 		return nil, ErrBusy
 	}
 	defer a.busy.Store(false)
-	a.newLoop()
-	a.takeSteers(true)
-	corr := NewID()
-	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
-	input, err := a.receiveInput(ctx, corr, text, attachments)
-	if err != nil {
-		return a.endSession(corr, &Result{}, err)
-	}
-	trigger := a.first
-	a.first = event.TriggerUser
-	return a.loop(ctx, corr, trigger, input, &Result{})
+	return a.drive(ctx, a.eng.Start(ctx, a.st, text, attachments))
 }
 
-// receiveInput is the body of RECEIVE_INPUT (between its StagePreFired and
-// StagePostFired events): the receive_input hooks around appending the
-// prompt and attachments as a user message, which it returns.
-func (a *Agent) receiveInput(ctx context.Context, corr, text string, attachments []llm.Block) (_ []llm.Message, err error) {
-	st := a.stages(corr, nil)
-	st.enter(StageReceiveInput)
-	defer func() { st.leave(err) }()
-	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Input: &text}
-	if err := a.runHooks(ctx, p); err != nil {
-		return nil, err
-	}
-	var blocks []llm.Block
-	if strings.TrimSpace(text) != "" {
-		blocks = append(blocks, llm.TextBlock(text))
-	}
-	input := []llm.Message{a.appendUser(append(blocks, attachments...)...)}
-	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Input: &text}
-	if err := a.runHooks(ctx, p); err != nil {
-		return nil, err
-	}
-	return input, nil
-}
-
-// render is the body of RENDER (between its stage events): the render hooks
-// on the user turn's final assistant message.
-func (a *Agent) render(ctx context.Context, corr string, res *Result) (err error) {
-	st := a.stages(corr, nil)
-	st.enter(StageRender)
-	defer func() { st.leave(err) }()
-	resp := &llm.Response{Message: res.Message, StopReason: res.StopReason, Usage: res.Usage}
-	for _, ph := range []Phase{PhasePre, PhasePost} {
-		if err := a.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: corr, Response: resp}); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// loop makes model calls until the model stops, a limit is hit or an error
-// occurs, then ends the user turn (RENDER hooks, SessionTurnEnd).
-func (a *Agent) loop(ctx context.Context, corr string, trigger event.Trigger, input []llm.Message, res *Result) (*Result, error) {
-	round := false // the next model call answers tool results: a continuation round
-	a.takeSteers(true)
+// drive carries out the engine's steps in this process until the prompt
+// ends.
+func (a *Agent) drive(ctx context.Context, st Step) (*Result, error) {
 	for {
-		if steer := a.takeSteering(); len(steer) > 0 {
-			blocks := make([]llm.Block, len(steer))
-			for i, s := range steer {
-				blocks[i] = llm.TextBlock(s)
+		a.syncUsage()
+		switch st.Kind {
+		case StepSend:
+			st = a.send(ctx, st)
+		case StepApprove:
+			d, err := a.eng.cfg.Approver.Approve(ctx, *st.Approval)
+			st = a.eng.Approved(ctx, a.st, d, err)
+		case StepRunTool:
+			st = a.eng.ToolDone(ctx, a.st, a.eng.RunTool(ctx, st))
+		default:
+			if st.Result == nil && st.Err == nil {
+				return nil, nil
 			}
-			m := a.appendUser(blocks...)
-			if len(input) > 0 && input[len(input)-1].Role == llm.RoleUser {
-				input[len(input)-1] = m // the same, merged, message
-			} else {
-				input = append(input, m)
+			if st.Result == nil {
+				return nil, st.Err
 			}
+			return st.Result, st.Err
 		}
-		if err := a.checkLimits(corr, res, round); err != nil {
-			return a.endSession(corr, res, err)
-		}
-		if round {
-			res.Rounds++
-		}
-		resp, err := a.turn(ctx, corr, trigger, input, res)
-		if err != nil {
-			return a.endSession(corr, res, err)
-		}
-		input, trigger = nil, event.TriggerContinuation
-		res.Message, res.StopReason = resp.Message, resp.StopReason
-		if round = a.continues(resp); round || a.hasSteering() {
-			continue
-		}
-		if text, ok := a.takeFollowUp(); ok {
-			input, trigger = []llm.Message{a.appendUser(llm.TextBlock(text))}, event.TriggerFollowUp
-			continue
-		}
-		if !a.endLoop() { // a steering message arrived since hasSteering: one more turn takes it
-			continue
-		}
-		break
-	}
-	return a.endSession(corr, res, a.render(ctx, corr, res))
-}
-
-// checkLimits stops the loop explicitly when the continuation or token limit
-// is reached, at the top of the iteration, before before_turn and
-// COMPOSE_REQUEST (docs/loop.md, "continuation limit"; docs/turn.md, rule
-// 15); round says the next model call would be a continuation round.
-func (a *Agent) checkLimits(corr string, res *Result, round bool) error {
-	var msg string
-	var err error
-	switch {
-	case round && res.Rounds >= a.cfg.MaxTurns:
-		msg = fmt.Sprintf("max turns %d reached (the continuation limit, in rounds of tool results sent back to the model); "+
-			"tool calls made before the limit may already have completed successfully; the last round's results were not sent to the model", a.cfg.MaxTurns)
-		err = fmt.Errorf("%w (%d rounds)", ErrMaxTurns, a.cfg.MaxTurns)
-	case a.cfg.MaxSessionTokens > 0 && a.usage.Total >= a.cfg.MaxSessionTokens:
-		msg = fmt.Sprintf("session token limit %d reached (%d tokens used)", a.cfg.MaxSessionTokens, a.usage.Total)
-		err = fmt.Errorf("%w (%d of %d tokens)", ErrTokenLimit, a.usage.Total, a.cfg.MaxSessionTokens)
-	default:
-		return nil
-	}
-	a.stopped(corr, nil, msg, err)
-	return err
-}
-
-// stopped emits the terminal AgentStopped event: Text is the system message
-// "[Agent stopped: <why>]" of the Rust agent-loop Turn (docs/turn.md, rule
-// 15), also carried as Message with role system (never added to the
-// history: no provider accepts a system message mid-conversation).
-func (a *Agent) stopped(corr string, id *event.TurnID, why string, err error) {
-	text := "[Agent stopped: " + why + "]"
-	a.emit(event.Event{Kind: event.AgentStopped, CorrelationID: corr, Turn: id, Text: text, Err: err,
-		Message: &llm.Message{Role: llm.RoleSystem, Content: []llm.Block{llm.TextBlock(text)}}})
-}
-
-// endSession emits SessionTurnEnd and returns res with err.
-func (a *Agent) endSession(corr string, res *Result, err error) (*Result, error) {
-	a.takeSteers(false)
-	a.emit(event.Event{Kind: event.SessionTurnEnd, CorrelationID: corr, Usage: ptr(res.Usage), StopReason: res.StopReason, Err: err})
-	return res, err
-}
-
-// continues reports whether the loop makes another model call after resp:
-// after tool results, and after an Anthropic pause_turn (the paused assistant
-// message is sent back as is, per the Anthropic docs on server tools).
-func (a *Agent) continues(resp *llm.Response) bool {
-	if resp.StopReason == llm.StopPauseTurn {
-		return true
-	}
-	return len(resp.Message.ToolUses()) > 0 && resp.StopReason != llm.StopMaxTokens
-}
-
-// appendUser adds blocks as a user message, merging them into the last
-// message when that is already a user message (tool results followed by the
-// next prompt), so roles keep alternating. It returns the resulting message.
-func (a *Agent) appendUser(blocks ...llm.Block) llm.Message {
-	if n := len(a.history); n > 0 && a.history[n-1].Role == llm.RoleUser {
-		a.history[n-1].Content = append(a.history[n-1].Content, blocks...)
-		return a.history[n-1]
-	}
-	a.history = append(a.history, llm.Message{Role: llm.RoleUser, Content: blocks})
-	return a.history[len(a.history)-1]
-}
-
-func (a *Agent) emit(e event.Event) {
-	if a.cfg.Bus != nil {
-		a.cfg.Bus.Emit(e)
 	}
 }
 
-func ptr[T any](v T) *T { return &v }
+// send streams a StepSend's request from the Config's provider.
+func (a *Agent) send(ctx context.Context, st Step) Step {
+	streamCtx, cut := context.WithCancel(ctx)
+	defer cut()
+	cutOff := false
+	resp, err := a.eng.cfg.Provider.Stream(streamCtx, st.Request, func(d llm.Delta) {
+		if cutOff {
+			return
+		}
+		if a.eng.Delta(ctx, a.st, d) != nil {
+			cutOff = true
+			cut()
+		}
+	})
+	return a.eng.Responded(ctx, a.st, resp, err)
+}
 
 // NewID returns a random 16-hex-digit id for loops and correlation.
 func NewID() string {
@@ -547,6 +459,8 @@ func NewID() string {
 func (a *Agent) SetMode(m Mode) {
 	switch m {
 	case ModeAsk, ModeAllowlist, ModeAll:
-		a.cfg.Mode = m
+		a.eng.cfg.Mode = m
 	}
 }
+
+func ptr[T any](v T) *T { return &v }

@@ -60,7 +60,7 @@ func BenchmarkToolRoundTrip(b *testing.B) {
 	var loopT, bareT time.Duration
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		a.history = a.history[:0]
+		a.st.History = a.st.History[:0]
 		t0 := time.Now()
 		if _, err := a.Prompt(ctx, "go"); err != nil {
 			b.Fatal(err)

@@ -40,8 +40,8 @@ func TestPromptWhileRunningIsBusy(t *testing.T) {
 	}
 	final := script[2]                                    // an end_turn answer
 	a, rec, bus, _ := newAgent(t, 0, final, final, final) // first, its steered continuation, third
-	g := &gated{Provider: a.cfg.Provider, entered: make(chan struct{}), release: make(chan struct{})}
-	a.cfg.Provider = g
+	g := &gated{Provider: a.eng.cfg.Provider, entered: make(chan struct{}), release: make(chan struct{})}
+	a.eng.cfg.Provider = g
 	ctx := context.Background()
 
 	done := make(chan error, 1)

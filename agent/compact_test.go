@@ -29,7 +29,7 @@ func TestCompactionDetachesFrozenChunks(t *testing.T) {
 		script = append(script, r)
 	}
 	a, rec, bus, _ := newAgent(t, 5, script...)
-	a.cfg.Compaction = &compact.Policy{ChunkMinMessages: 2, ChunkMinTokens: 1, KeepMinMessages: 2, KeepMinTokens: 1}
+	a.eng.cfg.Compaction = &compact.Policy{ChunkMinMessages: 2, ChunkMinTokens: 1, KeepMinMessages: 2, KeepMinTokens: 1}
 	for i := 0; i < 4; i++ {
 		if _, err := a.Prompt(context.Background(), fmt.Sprintf("prompt %d", i)); err != nil {
 			t.Fatal(err)
@@ -58,8 +58,8 @@ func TestCompactionDetachesFrozenChunks(t *testing.T) {
 		!strings.HasPrefix(sys3, sys2) || !strings.Contains(sys3, "messages 3–4") {
 		t.Errorf("system prompts:\n%s\n---\n%s", sys2, sys3)
 	}
-	if len(a.history) != 8 {
-		t.Errorf("history %d messages; compaction must not drop any", len(a.history))
+	if len(a.st.History) != 8 {
+		t.Errorf("history %d messages; compaction must not drop any", len(a.st.History))
 	}
 	// Order within the compacting turn.
 	var order []string

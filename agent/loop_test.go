@@ -301,7 +301,7 @@ func TestSteeringAndFollowUp(t *testing.T) {
 			a.Steer("Only list Go files.")
 			return Verdict{}, nil
 		}}
-	a.cfg.Hooks = []Hook{steer}
+	a.eng.cfg.Hooks = []Hook{steer}
 	a.FollowUp("Thanks, now summarise.")
 	srv := lastServer
 	if _, err := a.Prompt(context.Background(), "what is in this directory?"); err != nil {

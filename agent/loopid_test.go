@@ -45,7 +45,7 @@ func TestLoopPerUserPrompt(t *testing.T) {
 	}
 
 	// Resume: a restored agent (its loop has 3 turns) starts a new loop.
-	b, err := Restore(a.cfg, second, a.History(), 3)
+	b, err := Restore(a.eng.cfg, second, a.History(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,7 +55,7 @@ func TestLoopPerUserPrompt(t *testing.T) {
 	}
 	third := b.LoopID()
 	// Branch: a restored loop without turns takes the next prompt.
-	c, err := Restore(a.cfg, "branch-loop", a.History()[:6], 0)
+	c, err := Restore(a.eng.cfg, "branch-loop", a.History()[:6], 0)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -65,36 +65,42 @@ func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block, 
 		return nil, ErrBusy
 	}
 	defer a.busy.Store(false)
-	a.fresh = false // Resume finishes the current loop
-	corr := NewID()
-	res := &Result{}
-	n := len(a.history)
-	needsCall := n > 0 && a.history[n-1].Role == llm.RoleUser
+	return a.drive(ctx, a.eng.StartResume(ctx, a.st, turnIndex, pending, o))
+}
+
+// StartResume is Agent.Resume as a step: it begins finishing the loop of s
+// a crash cut off (see Agent.Resume for which pending calls run) and
+// returns the first step; StepDone with a nil Result and error when there
+// is nothing to do.
+func (e *Engine) StartResume(ctx context.Context, s *State, turnIndex int, pending []llm.Block, o ResumeOptions) Step {
+	if s.Run != nil && s.Run.Phase != phaseDone {
+		return Step{Kind: StepDone, Err: ErrBusy}
+	}
+	s.Fresh = false // Resume finishes the current loop
+	n := len(s.History)
+	needsCall := n > 0 && s.History[n-1].Role == llm.RoleUser
 	if len(pending) == 0 && !needsCall {
-		return nil, nil
+		return Step{Kind: StepDone}
 	}
-	a.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: "[resume]"})
+	r := &Run{CorrelationID: e.cfg.NewID(), Trigger: event.TriggerContinuation}
+	s.Run = r
+	e.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: r.CorrelationID, Text: "[resume]"})
 	if len(pending) > 0 {
-		id := event.TurnID{LoopID: a.loopID, Index: turnIndex}
-		st := a.stages(corr, &id)
-		st.enter(StageToolCall)
-		results := a.runTools(ctx, corr, id, pending, llm.StopToolUse, a.notRerun(pending, o))
-		st.leave(ctx.Err())
-		a.appendUser(results...)
-		// ToolResults: the results of the calls the crash left pending (those
-		// stored before it are in the session store, not repeated here).
-		a.emit(event.Event{Kind: event.TurnEnd, CorrelationID: corr, Turn: &id, StopReason: llm.StopToolUse, ToolResults: results})
+		r.Turn, r.Resuming = event.TurnID{LoopID: s.LoopID, Index: turnIndex}, true
+		e.enter(s, StageToolCall, &r.Turn)
+		return e.startTools(ctx, s, pending, llm.StopToolUse, notRerun(s.History, pending, o))
 	}
-	return a.loop(ctx, corr, event.TriggerContinuation, nil, res)
+	e.inbox.Taking(true)
+	return e.top(ctx, s)
 }
 
 // notRerun returns the is_error results, by call id, of the pending calls
 // Resume must not run (see Resume).
-func (a *Agent) notRerun(pending []llm.Block, o ResumeOptions) map[string]string {
+func notRerun(history []llm.Message, pending []llm.Block, o ResumeOptions) map[string]string {
 	var calls []llm.Block // the tool_use blocks of the message the pending calls belong to
 	settled := map[string]string{}
-	for i := len(a.history) - 1; i >= 0; i-- {
-		if m := a.history[i]; m.Role == llm.RoleAssistant {
+	for i := len(history) - 1; i >= 0; i-- {
+		if m := history[i]; m.Role == llm.RoleAssistant {
 			m.Content = slices.Clone(m.Content) // dedupeToolUses renames in place; the history stays as stored
 			settled = dedupeToolUses(&m)
 			calls = m.ToolUses()
@@ -151,16 +157,14 @@ func (a *Agent) Continue(cfg Config) (*Agent, error) {
 		return nil, ErrBusy
 	}
 	defer a.busy.Store(false)
-	cfg.ConversationID = a.cfg.ConversationID
-	b, err := Restore(cfg, a.loopID, a.history, a.turns)
+	cfg.ConversationID = a.st.ConversationID
+	b, err := Restore(cfg, a.st.LoopID, a.st.History, a.st.Turns)
 	if err != nil {
 		return nil, err
 	}
-	b.prev, b.usage, b.first = a.prev, a.usage, a.first
-	b.tldr = b.tldr.Add(a.tldr)
-	a.mu.Lock()
-	b.steering, b.followUps = a.steering, a.followUps
-	a.steering, a.followUps = nil, nil
-	a.mu.Unlock()
+	b.st.PreviousLoopID, b.st.Usage, b.st.FirstTrigger = a.st.PreviousLoopID, a.st.Usage, a.st.FirstTrigger
+	b.st.TLDR = b.st.TLDR.Add(a.st.TLDR)
+	b.syncUsage()
+	a.queue.move(&b.queue)
 	return b, nil
 }

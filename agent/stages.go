@@ -33,33 +33,28 @@ func outcome(err error) string {
 	return OutcomeFailed
 }
 
-// stageTracker brackets the stages of one turn with StagePreFired and
-// StagePostFired events (docs/loop.md, rule 12): at most one stage is open;
-// enter opens one, leave closes the open one (if any) with the outcome of
-// err. The stage boundaries of the message-loop design are these calls.
-type stageTracker struct {
-	a    *Agent
-	corr string
-	id   *event.TurnID // nil outside a turn (receive_input, render)
-	open Stage
+// enter opens stage st of the running prompt (closing the open one, if
+// any) with its StagePreFired event; leave closes the open stage with the
+// outcome of err (docs/loop.md, rule 12). At most one stage is open; id is
+// the turn its events carry (nil outside a turn: receive_input, render).
+// The stage boundaries of the message-loop design are these calls.
+func (e *Engine) enter(s *State, st Stage, id *event.TurnID) {
+	e.leave(s, nil)
+	r := s.Run
+	r.Stage, r.StageTurn = st, id
+	if id != nil {
+		r.StageTurn = ptr(*id)
+	}
+	e.emit(event.Event{Kind: event.StagePreFired, CorrelationID: r.CorrelationID, Turn: r.StageTurn, Stage: string(st)})
 }
 
-func (a *Agent) stages(corr string, id *event.TurnID) *stageTracker {
-	return &stageTracker{a: a, corr: corr, id: id}
-}
-
-func (s *stageTracker) enter(st Stage) {
-	s.leave(nil)
-	s.open = st
-	s.a.emit(event.Event{Kind: event.StagePreFired, CorrelationID: s.corr, Turn: s.id, Stage: string(st)})
-}
-
-func (s *stageTracker) leave(err error) {
-	if s.open == "" {
+func (e *Engine) leave(s *State, err error) {
+	r := s.Run
+	if r.Stage == "" {
 		return
 	}
-	s.a.emit(event.Event{Kind: event.StagePostFired, CorrelationID: s.corr, Turn: s.id, Stage: string(s.open), Outcome: outcome(err)})
-	s.open = ""
+	e.emit(event.Event{Kind: event.StagePostFired, CorrelationID: r.CorrelationID, Turn: r.StageTurn, Stage: string(r.Stage), Outcome: outcome(err)})
+	r.Stage, r.StageTurn = "", nil
 }
 
 // windowPolicy is the compaction used when a composed request would exceed
@@ -80,29 +75,29 @@ var windowPolicy = compact.Policy{ChunkMinMessages: 1, KeepMinMessages: 1}
 // design, COMPOSE_REQUEST: "Run compaction if the composed size would exceed
 // the model's context window." A nil id (warming a restored layout) emits
 // nothing, so a restored loop detaches the same chunks.
-func (a *Agent) assembleWithinWindow(corr string, id *event.TurnID, pc *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
+func (e *Engine) assembleWithinWindow(s *State, corr string, id *event.TurnID, pc *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
 	for {
-		req, bd, err := a.cfg.Layout.Assemble(pc)
+		req, bd, err := e.cfg.Layout.Assemble(pc)
 		if err != nil {
-			return nil, nil, fmt.Errorf("compose request (layout %s): %w", a.cfg.Layout.Name(), err)
+			return nil, nil, fmt.Errorf("compose request (layout %s): %w", e.cfg.Layout.Name(), err)
 		}
-		a.cfg.Params.Apply(req)
-		size := requestTokens(a.cfg.Counter, req)
-		if a.cfg.ContextWindow <= 0 || size <= a.cfg.ContextWindow {
+		e.cfg.Params.Apply(req)
+		size := requestTokens(e.cfg.Counter, req)
+		if e.cfg.ContextWindow <= 0 || size <= e.cfg.ContextWindow {
 			return req, bd, nil
 		}
-		c, ok := windowPolicy.Next(a.history[a.detached:], a.detached)
+		c, ok := windowPolicy.Next(s.History[s.Detached:], s.Detached)
 		if !ok {
 			if id != nil {
-				a.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
-					Text: fmt.Sprintf("request of ~%d tokens exceeds the context window of %d tokens and no older prompt is left to compact; sending it as is", size, a.cfg.ContextWindow)})
+				e.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
+					Text: fmt.Sprintf("request of ~%d tokens exceeds the context window of %d tokens and no older prompt is left to compact; sending it as is", size, e.cfg.ContextWindow)})
 			}
 			return req, bd, nil
 		}
 		c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens): removed to fit the model's context window of %d tokens.",
-			c.First+1, c.Last+1, c.Tokens, a.cfg.ContextWindow)
-		a.detach(corr, id, c, fmt.Sprintf(", removed from the request because it (~%d tokens with the output cap) exceeded the context window of %d tokens", size, a.cfg.ContextWindow))
-		pc.History = a.history[a.detached:]
+			c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow)
+		e.detach(s, corr, id, c, fmt.Sprintf(", removed from the request because it (~%d tokens with the output cap) exceeded the context window of %d tokens", size, e.cfg.ContextWindow))
+		pc.History = s.History[s.Detached:]
 		if pc.Summary != "" {
 			pc.Summary += "\n\n"
 		}

@@ -208,7 +208,7 @@ func TestSteerRunningRacesLoopEnd(t *testing.T) {
 			t.Fatal(err)
 		}
 		a.mu.Lock()
-		left := slices.Clone(a.steering)
+		left := slices.Clone(a.queue.steering)
 		a.mu.Unlock()
 		if len(left) > 0 {
 			t.Fatalf("after prompt %d returned, %q still queued: accepted but not sent by that prompt", prompts, left)

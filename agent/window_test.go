@@ -71,11 +71,11 @@ func TestCompactionWhenTheWindowWouldBeExceeded(t *testing.T) {
 		t.Errorf("history has %d messages; compaction must keep every message", len(a.History()))
 	}
 	// A restored loop detaches the same chunk: its next request starts alike.
-	b, err := Restore(a.cfg, a.LoopID(), a.History(), 3)
+	b, err := Restore(a.eng.cfg, a.LoopID(), a.History(), 3)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(b.chunks) != 1 || b.chunks[0] != a.chunks[0] {
-		t.Errorf("restored chunks %+v; want %+v", b.chunks, a.chunks)
+	if len(b.st.Chunks) != 1 || b.st.Chunks[0] != a.st.Chunks[0] {
+		t.Errorf("restored chunks %+v; want %+v", b.st.Chunks, a.st.Chunks)
 	}
 }

@@ -257,6 +257,18 @@ func NeedsOf(l Layout) Needs {
 	return Needs{}
 }
 
+// Stateful is implemented by layouts that keep state from one request to
+// the next (placements, stability counts, panel ids): State returns it as
+// JSON and SetState restores it, so a loop restored from a stored state
+// (agent.State.Layout) continues without replaying the layout over every
+// request it already sent. SetState of what State returned must leave the
+// layout assembling exactly what it would have; SetState fails on data it
+// cannot decode.
+type Stateful interface {
+	State() ([]byte, error)
+	SetState(data []byte) error
+}
+
 // KeepAliveReporter is implemented by layouts whose cache decisions count
 // on keep-alive pings: while the session is idle the runtime re-sends the
 // last request with a one-token answer shortly before its cache entry

@@ -34,6 +34,7 @@
 package stability
 
 import (
+	"encoding/json"
 	"sort"
 	"strconv"
 	"strings"
@@ -197,4 +198,35 @@ func keyLess(a, b string) bool {
 		return na < nb
 	}
 	return a < b
+}
+
+// itemState is one tracked item as JSON.
+type itemState struct {
+	Hash string `json:"hash"`
+	N    int    `json:"n"`
+	Tier Tier   `json:"tier"`
+}
+
+// MarshalJSON returns the tracker's per-item state (key → content hash,
+// unchanged-request count, tier); the thresholds are configuration and are
+// not included.
+func (t *Tracker) MarshalJSON() ([]byte, error) {
+	m := make(map[string]itemState, len(t.items))
+	for k, it := range t.items {
+		m[k] = itemState{it.hash, it.n, it.tier}
+	}
+	return json.Marshal(m)
+}
+
+// UnmarshalJSON restores what MarshalJSON returned, keeping the thresholds.
+func (t *Tracker) UnmarshalJSON(data []byte) error {
+	var m map[string]itemState
+	if err := json.Unmarshal(data, &m); err != nil {
+		return err
+	}
+	t.items = make(map[string]*item, len(m))
+	for k, s := range m {
+		t.items[k] = &item{s.Hash, s.N, s.Tier}
+	}
+	return nil
 }
