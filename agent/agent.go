@@ -267,9 +267,6 @@ func RestoreState(cfg Config, loopID string, history []llm.Message, next int, sa
 	if err != nil {
 		return nil, err
 	}
-	if saved != nil && len(saved.History) == len(history) {
-		st.PreviousLoopID, st.Always, st.Never = saved.PreviousLoopID, saved.Always, saved.Never
-	}
 	a.eng, a.st = eng, st
 	return a, nil
 }
@@ -338,6 +335,7 @@ func (a *Agent) History() []llm.Message { return a.st.History }
 // or after Prompt returned).
 func (a *Agent) Checkpoint() State {
 	c := *a.st
+	c.HistoryDigest = historyDigest(c.History)
 	c.History, c.Run = nil, nil
 	c.Layout = append([]byte(nil), c.Layout...)
 	return c

@@ -102,9 +102,10 @@ func NewEngine(cfg Config, inbox Inbox) (*Engine, error) {
 
 // NewState returns the state of a conversation continuing loop loopID with
 // the stored history; next is the index of the loop's next turn (0 for a new
-// conversation or a loop that ran no turn). When the layout keeps state
-// (prompt.Stateful) and layout carries what it wrote (State.Layout of the
-// stored state, with the same LayoutName), it is loaded in one step;
+// conversation or a loop that ran no turn). When saved (a checkpoint:
+// Agent.Checkpoint) was taken of this history and carries the layout's
+// state (prompt.Stateful, the same LayoutName), the layout and compaction
+// state are loaded from it in one step;
 // otherwise the layout is replayed over every request the history already
 // sent, so its next request is byte-identical to the uninterrupted loop's.
 // It fails when loopID is empty or the layout cannot lay the history out.
@@ -116,7 +117,7 @@ func (e *Engine) NewState(loopID string, history []llm.Message, next int, saved 
 	if s.ConversationID == "" {
 		s.ConversationID = loopID
 	}
-	if saved != nil && saved.Layout != nil && saved.LayoutName == e.cfg.Layout.Name() && len(saved.History) == len(history) {
+	if saved.fits(e.cfg.Layout.Name(), history) {
 		s.Detached, s.Chunks, s.ChunkAt, s.TLDR = saved.Detached, saved.Chunks, saved.ChunkAt, saved.TLDR
 		s.Layout, s.LayoutName = saved.Layout, saved.LayoutName
 		if err := e.Load(s); err == nil {
@@ -128,6 +129,19 @@ func (e *Engine) NewState(loopID string, history []llm.Message, next int, saved 
 		return nil, err
 	}
 	return s, nil
+}
+
+// fits reports whether saved, a checkpoint, can restore history under
+// layout: it carries that layout's state and was taken of that history.
+func (saved *State) fits(layout string, history []llm.Message) bool {
+	if saved == nil || saved.LayoutName != layout {
+		return false
+	}
+	d := saved.HistoryDigest
+	if d == "" {
+		d = historyDigest(saved.History)
+	}
+	return d == historyDigest(history)
 }
 
 // Load hands the layout the state s carries (State.Layout), so an Engine
@@ -153,6 +167,7 @@ func (e *Engine) Load(s *State) error {
 func (e *Engine) saveLayout(s *State) error {
 	st, ok := e.cfg.Layout.(prompt.Stateful)
 	if !ok {
+		s.LayoutName = e.cfg.Layout.Name()
 		return nil
 	}
 	b, err := st.State()

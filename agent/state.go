@@ -2,6 +2,8 @@ package agent
 
 import (
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"time"
@@ -58,11 +60,25 @@ type State struct {
 	TLDR llm.Usage `json:"tldr_usage,omitzero"`
 	// Layout is the layout's own state after the last request it
 	// assembled, for layouts that keep one (prompt.Stateful); nil for
-	// stateless layouts. LayoutName names the layout that wrote it.
+	// stateless layouts. LayoutName names the layout that assembled it.
 	Layout     json.RawMessage `json:"layout,omitempty"`
 	LayoutName string          `json:"layout_name,omitempty"`
 	// Run is the prompt in progress (nil when none runs).
 	Run *Run `json:"run,omitempty"`
+	// HistoryDigest is set by Agent.Checkpoint, which leaves History out:
+	// the hex SHA-256 of the history's JSON, so RestoreState uses the
+	// checkpoint only with the history it was taken of.
+	HistoryDigest string `json:"history_sha256,omitempty"`
+}
+
+// historyDigest returns the hex SHA-256 of h's JSON encoding.
+func historyDigest(h []llm.Message) string {
+	b, err := json.Marshal(h)
+	if err != nil {
+		return ""
+	}
+	sum := sha256.Sum256(b)
+	return hex.EncodeToString(sum[:])
 }
 
 // phase is where a Run stands.

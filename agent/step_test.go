@@ -235,7 +235,7 @@ func sameStep(a, b Step) bool {
 	return enc(a) == enc(b)
 }
 
-func trainSessions(t *testing.T, n int) []string {
+func trainSessions(t testing.TB, n int) []string {
 	t.Helper()
 	files, err := filepath.Glob(filepath.Join(shared.Path(t, "data/trajectories/mini-swe-agent/train"), "*.traj.json"))
 	if err != nil || len(files) < n {
