@@ -259,6 +259,7 @@ func (s *Session) run(ctx context.Context, f func(context.Context) (*agent.Resul
 	if uerr := s.unrecorded(); uerr != nil {
 		return res, uerr
 	}
+	s.saveCheckpoint(ctx)
 	return res, err
 }
 

@@ -2,8 +2,10 @@ package strata
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
@@ -126,7 +128,7 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 		return nil, 0, 0, err
 	}
 	cfg.ConversationID = rec.ConversationID()
-	a, err = agent.Restore(cfg, loop, rec.History(), next)
+	a, err = agent.RestoreState(cfg, loop, rec.History(), next, checkpoint(ctx, st, loop))
 	if err != nil {
 		return nil, 0, 0, err
 	}
@@ -144,4 +146,42 @@ func restoreLoop(ctx context.Context, st session.Store, cfg agent.Config, loop s
 		a.SetFirstTrigger(event.TriggerBranch)
 	}
 	return a, next, held, nil
+}
+
+// checkpoint returns the stored checkpoint of loop (session.Checkpoints),
+// or nil when the store keeps none or it cannot be read: the restore then
+// replays the layout over the stored history, which is slower and loses
+// nothing.
+func checkpoint(ctx context.Context, st session.Store, loop string) *agent.State {
+	cs, ok := st.(session.Checkpoints)
+	if !ok {
+		return nil
+	}
+	data, err := cs.Checkpoint(ctx, loop)
+	if err != nil {
+		return nil
+	}
+	var saved agent.State
+	if err := json.Unmarshal(data, &saved); err != nil {
+		slog.Warn("session checkpoint unreadable; replaying the layout instead", "loop", loop, "err", err)
+		return nil
+	}
+	return &saved
+}
+
+// saveCheckpoint stores the loop's checkpoint after a prompt
+// (session.Checkpoints), so the next restore loads it in O(n). A failure
+// only costs that restore a replay: it is logged, not returned.
+func (s *Session) saveCheckpoint(ctx context.Context) {
+	cs, ok := s.ws.store.(session.Checkpoints)
+	if !ok || s.agent == nil {
+		return
+	}
+	data, err := json.Marshal(s.agent.Checkpoint())
+	if err == nil {
+		err = cs.SaveCheckpoint(context.WithoutCancel(ctx), s.agent.LoopID(), data)
+	}
+	if err != nil && !errors.Is(err, session.ErrNotFound) { // not found: the prompt stopped before its first turn
+		slog.Warn("session checkpoint not saved; the next restore replays the layout", "loop", s.agent.LoopID(), "err", err)
+	}
 }

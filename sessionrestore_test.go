@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"errors"
+	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
@@ -64,5 +65,57 @@ func TestResumeSessionWhoseFirstPromptStoppedBeforeItsFirstTurn(t *testing.T) {
 	}
 	if g, w := mustJSON(stored), mustJSON([]llm.Message{llm.UserText("again"), llm.AssistantText("ok")}); g != w {
 		t.Errorf("stored history %s; want %s", g, w)
+	}
+}
+
+// A prompt stores its loop's checkpoint (session.Checkpoints), and a
+// resumed session restored from it sends the request an uninterrupted
+// session sends (tiered: its stability tracker comes from the checkpoint,
+// not from replaying the layout over every stored request).
+func TestResumeRestoresFromTheCheckpoint(t *testing.T) {
+	answer := func(string) replay.Reply { return replay.Reply{Blocks: []llm.Block{llm.TextBlock("noted")}} }
+	open := func(m *scriptedModel) (*strata.Workspace, *strata.Session) {
+		st, err := session.Open(filepath.Join(t.TempDir(), "strata.db"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { st.Close() })
+		return openScripted(t, strata.Options{Dir: t.TempDir(), Layout: "tiered", Store: st}, m)
+	}
+	ctx := t.Context()
+	prompts := []string{"first", "second", "third"}
+	um := newScriptedModel(t, answer)
+	_, u := open(um)
+	for _, p := range prompts {
+		if _, err := u.Prompt(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	m := newScriptedModel(t, answer)
+	ws, s := open(m)
+	for _, p := range prompts[:2] {
+		if _, err := s.Prompt(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	loop, id := s.LoopID(), s.ID()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	data, err := ws.Store().(session.Checkpoints).Checkpoint(ctx, loop)
+	if err != nil || !strings.Contains(string(data), `"layout_name":"tiered"`) {
+		t.Fatalf("checkpoint of loop %s: %.200s, %v; want the tiered layout's state", loop, data, err)
+	}
+	r, err := ws.ResumeSession(ctx, id, strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if _, err := r.Prompt(ctx, prompts[2]); err != nil {
+		t.Fatal(err)
+	}
+	want, got := um.bodies()[2], m.bodies()[2]
+	if got != want {
+		t.Fatalf("resumed request differs from the uninterrupted one:\n%.600s\nwant\n%.600s", got, want)
 	}
 }
