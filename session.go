@@ -416,9 +416,10 @@ func (s *Session) ResumePending(ctx context.Context) (*agent.Result, error) {
 // does with o — the one a crash interrupted, and the side-effecting ones
 // after it, get is_error results unless o.RerunInterrupted; read-only calls
 // run again — records their results and lets the model continue. A nil
-// o.ReadOnly counts the read-only built-ins (fs_read, grep, glob) as
-// read-only. With nothing pending it returns (nil, nil); a second call
-// finds nothing pending.
+// o.ReadOnly counts the tools whose tool.Traits say they only read or are
+// idempotent (fs_read, grep, glob, thinking, introspect, knowledge) as
+// safe to run again. With nothing pending it returns (nil, nil); a second
+// call finds nothing pending.
 func (s *Session) ResumePendingWith(ctx context.Context, o agent.ResumeOptions) (*agent.Result, error) {
 	if len(s.pending) == 0 {
 		return nil, nil
@@ -426,7 +427,7 @@ func (s *Session) ResumePendingWith(ctx context.Context, o agent.ResumeOptions) 
 	p := s.pending
 	s.pending = nil
 	if o.ReadOnly == nil {
-		o.ReadOnly = func(c llm.Block) bool { return readOnlyBuiltins[c.Name] }
+		o.ReadOnly = s.agent.Retryable
 	}
 	return s.run(ctx, func(ctx context.Context) (*agent.Result, error) { return s.agent.Resume(ctx, s.pendingTurn, p, o) })
 }

@@ -377,6 +377,11 @@ type Result struct {
 	Usage      llm.Usage      `json:"usage"`       // summed over the model calls of this user turn, compaction's tl;dr requests included
 	Turns      int            `json:"turns"`       // model calls made
 	Rounds     int            `json:"rounds"`      // continuation rounds made (see Config.MaxTurns)
+	// ToolResult is the result of the call that ended the loop when a tool
+	// whose tool.Traits.EndsTurn is set ran successfully (a completion
+	// tool), and EndedBy that tool's name; nil and "" otherwise.
+	ToolResult *llm.Block `json:"tool_result,omitempty"`
+	EndedBy    string     `json:"ended_by,omitempty"`
 }
 
 // Prompt runs one user turn: it passes text through the receive_input hooks,

@@ -20,8 +20,9 @@ type ResumeOptions struct {
 	RerunInterrupted bool
 	// ReadOnly reports whether a call only reads (its tool changes nothing,
 	// so running it twice is harmless); such calls run again on resume even
-	// without RerunInterrupted. nil counts every call as side-effecting. It
-	// is called from Resume's goroutine.
+	// without RerunInterrupted. nil counts every call as side-effecting;
+	// Agent.Retryable asks the tools' own tool.Traits. It is called from
+	// Resume's goroutine.
 	ReadOnly func(call llm.Block) bool
 }
 
@@ -67,6 +68,11 @@ func (a *Agent) Resume(ctx context.Context, turnIndex int, pending []llm.Block, 
 	defer a.busy.Store(false)
 	return a.drive(ctx, a.eng.StartResume(ctx, a.st, turnIndex, pending, o))
 }
+
+// Retryable reports whether call's tool says a call may run again
+// (tool.Traits.Retryable: it only reads, or is idempotent): the
+// ResumeOptions.ReadOnly of a runtime that trusts its tools' traits.
+func (a *Agent) Retryable(call llm.Block) bool { return a.eng.cfg.Tools.Traits(call.Name).Retryable() }
 
 // StartResume is Agent.Resume as a step: it begins finishing the loop of s
 // a crash cut off (see Agent.Resume for which pending calls run) and

@@ -142,6 +142,9 @@ type Run struct {
 	Results  []llm.Block       `json:"results,omitempty"`
 	Settled  map[string]string `json:"settled,omitempty"`
 	Next     int               `json:"next"`
+	// Ended is the index among Calls of a call whose tool ends the turn
+	// (tool.Traits.EndsTurn) and that succeeded; -1 = none.
+	Ended int `json:"ended"`
 	Asking   bool              `json:"asking,omitempty"`
 	// Err is the error the prompt ended with (phaseDone).
 	Err *StepError `json:"error,omitempty"`

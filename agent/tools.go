@@ -34,7 +34,7 @@ func (e *Engine) startTools(ctx context.Context, s *State, calls []llm.Block, st
 	r.Approved = make([]bool, len(calls))
 	r.Outcomes = make([]string, len(calls))
 	r.Results = make([]llm.Block, len(calls))
-	r.Settled = settled
+	r.Settled, r.Ended = settled, -1
 	for i := range r.Calls {
 		e.emit(event.Event{Kind: event.ToolInvocationProposed, CorrelationID: r.CorrelationID, Turn: ptr(r.Turn), ToolCall: &r.Calls[i]})
 	}
@@ -210,6 +210,9 @@ func (e *Engine) ToolDone(ctx context.Context, s *State, out ToolOutput) Step {
 		o = event.ToolFailed
 	}
 	r.Results[i] = result
+	if !result.IsError && r.Ended < 0 && e.cfg.Tools.Traits(call.Name).EndsTurn {
+		r.Ended = i
+	}
 	e.emit(event.Event{Kind: event.ToolExecutionEnd, CorrelationID: r.CorrelationID, Turn: ptr(r.Turn), ToolCall: &call, ToolResult: &result, ChildLoopID: out.ChildLoopID, Outcome: o})
 	r.Next++
 	return e.executeFrom(ctx, s)

@@ -198,12 +198,20 @@ func (e *Engine) finishTurn(ctx context.Context, s *State) Step {
 		e.leave(s, ctx.Err())
 		appendUser(s, r.Results...)
 	}
+	ended := r.Calls != nil && r.Ended >= 0
+	if ended {
+		res := r.Results[r.Ended]
+		r.Result.ToolResult, r.Result.EndedBy = &res, r.Calls[r.Ended].Name
+	}
 	if r.Resuming {
 		// ToolResults: the results of the calls the crash left pending
 		// (those stored before it are in the session store, not repeated).
 		e.emit(event.Event{Kind: event.TurnEnd, CorrelationID: r.CorrelationID, Turn: &id, StopReason: llm.StopToolUse, ToolResults: r.Results})
 		r.Resuming, r.Calls, r.Results = false, nil, nil
 		r.Trigger = event.TriggerContinuation
+		if ended {
+			return e.endSession(s, e.render(ctx, s))
+		}
 		e.inbox.Taking(true)
 		return e.top(ctx, s)
 	}
@@ -213,6 +221,11 @@ func (e *Engine) finishTurn(ctx context.Context, s *State) Step {
 		Input: r.TurnInput, Output: resp.Message, ToolResults: r.Results, Usage: r.Used, StopReason: resp.StopReason,
 		StartedAt: r.StartedAt, EndedAt: e.cfg.Now()})
 	r.Calls, r.Approved, r.Outcomes, r.Results, r.Settled = nil, nil, nil, nil, nil
+	if ended { // a completion tool ran: the loop stops after this round (tool.Traits.EndsTurn)
+		r.Result.Message, r.Result.StopReason = resp.Message, resp.StopReason
+		e.inbox.EndLoop()
+		return e.endSession(s, e.render(ctx, s))
+	}
 	return e.continueLoop(ctx, s)
 }
 

@@ -189,6 +189,9 @@ type Env struct {
 	// CallID is the id of the tool_use being run (set by the loop for each
 	// call; empty outside a loop).
 	CallID string
+	// SessionID is the id of the session the call belongs to ("" outside
+	// a recorded session); Typed tools see it in their Call.
+	SessionID string
 	// Progress, when non-nil, receives progress lines while a tool runs
 	// (execute_bash sends each output line). It may be called from several
 	// goroutines, but never concurrently for one tool call.
