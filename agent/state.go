@@ -144,8 +144,8 @@ type Run struct {
 	Next     int               `json:"next"`
 	// Ended is the index among Calls of a call whose tool ends the turn
 	// (tool.Traits.EndsTurn) and that succeeded; -1 = none.
-	Ended int `json:"ended"`
-	Asking   bool              `json:"asking,omitempty"`
+	Ended  int  `json:"ended"`
+	Asking bool `json:"asking,omitempty"`
 	// Err is the error the prompt ended with (phaseDone).
 	Err *StepError `json:"error,omitempty"`
 }
