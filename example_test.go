@@ -85,10 +85,12 @@ func Example_typedTool() {
 	type weatherIn struct {
 		City string `json:"city" jsonschema:"the city to report on"`
 	}
-	weather := tool.Func("get_weather", "Current weather for a city.", func(_ context.Context, in weatherIn) (string, error) {
+	// The program trusts its own tool: it runs without asking (without
+	// PreApproved it would be asked about like a built-in).
+	weather := tool.WithTraits(tool.Func("get_weather", "Current weather for a city.", func(_ context.Context, in weatherIn) (string, error) {
 		fmt.Println("get_weather called for", in.City)
 		return "Sunny, 21 °C in " + in.City, nil
-	})
+	}), tool.Traits{Effect: tool.ReadOnly, PreApproved: true})
 	script := offline(&llm.Block{ID: "call_1", Name: "get_weather", Input: json.RawMessage(`{"city":"Oslo"}`)}, "It is sunny in Oslo.")
 
 	res, err := strata.Run(context.Background(), strata.Options{Tools: []tool.Tool{weather},

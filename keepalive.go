@@ -26,14 +26,19 @@ import (
 // event), counted in Session.Usage and stored as the session's ping
 // (session.Ping), never as a turn or in the conversation.
 //
-// Pings are sent only for layouts that ask for them
-// (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes. The
-// zero value is the default: after each request r, the policy
-// DefaultKeepAlive derives from the provider's wire API, the model's price
-// and r (cachesim.KeepAliveForRequest), and no pings for a provider serving
-// Options.Replay or Options.Respond (a ping would take a scripted answer).
+// Pings are billed requests, so a program asks for them: the zero value
+// sends none. On (or any of MaxPings, Interval, Clock) asks for them, and
+// they are then sent only for layouts that count on them
+// (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes: after
+// each request r, the policy DefaultKeepAlive derives from the provider's
+// wire API, the model's price and r (cachesim.KeepAliveForRequest), and no
+// pings for a provider serving Options.Replay or Options.Respond (a ping
+// would take a scripted answer). The strata CLI asks for them by default
+// (--keepalive auto; docs/keepalive.md).
 type KeepAlive struct {
-	// Off sends no ping.
+	// On asks for pings with the default policy.
+	On bool
+	// Off sends no ping, whatever else is set.
 	Off bool
 	// MaxPings caps the pings of one idle stretch; 0 = the default
 	// policy's (cachesim.KeepAliveForRequest: at most 11 on Anthropic and
@@ -163,7 +168,8 @@ func (k *keeper) wrap(p llm.Provider, model string, layout prompt.Layout) llm.Pr
 // exactly MaxPings and Interval when both are set.
 func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	o := k.opts
-	if o.Off || !k.keeps || !api.TakesBreakpoints() {
+	asked := o.On || o.MaxPings > 0 || o.Interval > 0 || o.Clock != nil
+	if o.Off || !asked || !k.keeps || !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
 	p, priced := cachesim.Lookup(model)
@@ -306,7 +312,9 @@ func (k *keeper) ping(gen uint64) {
 	slog.Debug("keep-alive ping", "session", k.session(), "provider", inner.Name(), "model", model, "ping", n,
 		"cache_read", resp.Usage.CacheRead, "cache_write", resp.Usage.CacheWrite, "input", resp.Usage.Input)
 	u := resp.Usage
-	k.bus.Emit(event.Event{Kind: event.CacheKeepAlive, Usage: &u, Provider: inner.Name(), Model: model, Ping: n,
+	// Dated by the keep-alive clock, when the ping went out: two pings are
+	// never stored with the same time however fast they answer.
+	k.bus.Emit(event.Event{Kind: event.CacheKeepAlive, Time: start, Usage: &u, Provider: inner.Name(), Model: model, Ping: n,
 		Text: fmt.Sprintf("keep-alive ping %d of %d", n, maxPings)})
 }
 

@@ -46,6 +46,12 @@ type SessionOptions struct {
 	Terminal tool.Terminal
 	// Title names a new session in the store ("" = the first prompt).
 	Title string
+	// Overrides are the session's own settings on top of the workspace's:
+	// its system prompt, a narrowing tool filter, extra tools (approved
+	// like built-ins unless their tool.Traits say PreApproved), hooks and
+	// continuation limit (agent.Overrides). They hold for every prompt,
+	// fork and agent swap of the session.
+	Overrides agent.Overrides
 }
 
 // Session is one conversation with the workspace's agent: an agent.Agent
@@ -174,12 +180,15 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 		approver = o.Approver
 	}
 	cfg, err := w.loopConfig(prov, env, s.bus, mode, approver, extra)
+	if err == nil {
+		cfg, err = cfg.With(o.Overrides)
+	}
 	if err != nil {
 		return nil, err
 	}
 	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
 	s.storeTLDRs(&cfg)
-	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra}
+	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra, over: o.Overrides}
 	if len(o.MCPServers) > 0 {
 		s.parts.own = s.mcp[len(s.mcp)-1]
 	}
@@ -325,12 +334,12 @@ func (w *Workspace) allowedTool() func(string) bool {
 	return func(name string) bool { return extra[name] || cfg.ToolAllowed(w.configName(name)) }
 }
 
-// preApproved is the allowlist: Options.Tools, then the agent's allowedTools
+// preApproved is the allowlist: Options.Tools marked PreApproved, then the agent's allowedTools
 // (and kiro's default-trusted tools) or, for execute_bash, a command its
 // allowedCommands match (tool.CommandPreApproved: kiro runs those without
 // prompting and prompts for the others), else the read-only built-ins.
 func (w *Workspace) preApproved() func(llm.Block) bool {
-	cfg, extra := w.agent.Config, w.extraNames()
+	cfg, extra := w.agent.Config, w.preApprovedExtras()
 	if cfg == nil {
 		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
 	}
@@ -354,6 +363,18 @@ func (w *Workspace) preApproved() func(llm.Block) bool {
 // noAcceptance are the kiro built-ins that never ask, whatever allowedTools
 // says: they cannot change anything.
 var noAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowledge": true}
+
+// preApprovedExtras names the Options.Tools whose tool.Traits say
+// PreApproved: the program's own tools it trusts to run without asking.
+func (w *Workspace) preApprovedExtras() map[string]bool {
+	m := map[string]bool{}
+	for _, t := range w.opts.Tools {
+		if tool.TraitsOf(t).PreApproved {
+			m[t.Spec().Name] = true
+		}
+	}
+	return m
+}
 
 func (w *Workspace) extraNames() map[string]bool {
 	m := map[string]bool{}

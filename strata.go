@@ -151,8 +151,9 @@ type Options struct {
 	Store session.Store
 
 	// Tools are extra tools offered beside the agent's; a tool named like a
-	// built-in replaces it. They run without approval in allowlist mode (the
-	// program chose them).
+	// built-in replaces it. They pass the same approval as built-ins (in
+	// allowlist mode they are asked about) unless their tool.Traits say
+	// PreApproved (tool.WithTraits marks a tool the program trusts).
 	Tools []tool.Tool
 	// NoBuiltins offers no built-in tool (only Tools and MCP tools).
 	NoBuiltins bool
@@ -191,9 +192,10 @@ type Options struct {
 	// KeepAlive configures the keep-alive pings of every session: the
 	// last request re-sent with max_tokens 1 while the session idles, so
 	// its cache entry is read instead of lost (docs/keepalive.md). The
-	// zero value pings as DefaultKeepAlive says (Anthropic and Bedrock
-	// models, layouts that ask for pings: at most 11 pings per idle
-	// stretch, 4 min 30 s apart).
+	// zero value sends none: pings are billed requests. KeepAlive{On: true}
+	// pings as DefaultKeepAlive says (Anthropic and Bedrock models, layouts
+	// that ask for pings: at most 11 pings per idle stretch, 4 min 30 s
+	// apart), as the strata CLI does by default.
 	KeepAlive KeepAlive
 
 	// Warn receives warnings (missing resources, MCP servers that failed to

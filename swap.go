@@ -24,6 +24,7 @@ type loopParts struct {
 	approver agent.Approver
 	extra    []tool.Tool  // the session's own MCP tools
 	own      *mcp.Manager // the session's own MCP servers (nil = none)
+	over     agent.Overrides
 }
 
 // SwapAgent makes ref (an agent name or file, as Options.Agent) the agent
@@ -68,6 +69,9 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 		return err
 	}
 	cfg, err := w.loopConfig(prov, parts.env, s.bus, parts.mode, parts.approver, parts.extra)
+	if err == nil {
+		cfg, err = cfg.With(parts.over)
+	}
 	if err != nil {
 		return err
 	}

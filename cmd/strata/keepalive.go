@@ -60,7 +60,8 @@ func (k *keepAliveFlag) options() strata.KeepAlive {
 	case k == nil || (!k.auto && k.n == 0):
 		return strata.KeepAlive{Off: true}
 	case k.auto:
-		return strata.KeepAlive{}
+		return strata.KeepAlive{On: true} // the library's zero value sends none
+
 	}
 	return strata.KeepAlive{MaxPings: k.n}
 }

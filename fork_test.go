@@ -1,0 +1,128 @@
+package strata_test
+
+import (
+	"context"
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/tool"
+)
+
+// A fork (a workflow stage's pass of the loop) runs with its own system
+// prompt, narrowed tools and a completion tool that ends its loop; the
+// session's store, history and observers never see it, and the session's
+// next prompt continues from where the fork began.
+func TestForkIsNotRecordedInTheSession(t *testing.T) {
+	m := newScriptedModel(t, func(body string) replay.Reply {
+		switch {
+		case strings.Contains(body, "STAGE BODY") && !strings.Contains(body, "tool_result"):
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("c1", "complete", json.RawMessage(`{"summary":"planned"}`))}}
+		default:
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("session answer")}}
+		}
+	})
+	var seen []event.Kind
+	ws, s := openScripted(t, strata.Options{Dir: t.TempDir(), Mode: agent.ModeAllowlist}, m)
+	s.Subscribe(func(e event.Event) { seen = append(seen, e.Kind) })
+	ctx := t.Context()
+	if _, err := s.Prompt(ctx, "hello"); err != nil {
+		t.Fatal(err)
+	}
+	before, history := len(seen), len(s.History())
+	type summary struct {
+		Summary string `json:"summary"`
+	}
+	complete := tool.Typed("complete", "Hand the stage's result back.", tool.Traits{EndsTurn: true, PreApproved: true},
+		func(_ context.Context, _ tool.Call, in summary) (summary, error) { return in, nil })
+	body := "STAGE BODY: plan the change."
+	var forkEvents int
+	f, err := s.Fork(ctx, strata.ForkOptions{OnEvent: func(event.Event) { forkEvents++ },
+		Overrides: agent.Overrides{System: &body, Extra: []tool.Tool{complete},
+			Tools: func(name string) bool { return name == "complete" || name == "fs_read" }}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := f.Prompt(ctx, "plan")
+	f.Close()
+	if err != nil || res.EndedBy != "complete" || res.ToolResult.Content[0].Text != `{"summary":"planned"}` {
+		t.Fatalf("fork: %+v, %v; want it ended by the completion tool", res, err)
+	}
+	if len(seen) != before || len(s.History()) != history || forkEvents == 0 {
+		t.Errorf("the fork reached the session: %d→%d session events, %d→%d messages (%d fork events)", before, len(seen), history, len(s.History()), forkEvents)
+	}
+	last := m.bodies()[len(m.bodies())-1]
+	if !strings.Contains(last, body) || strings.Contains(last, `"name":"execute_bash"`) {
+		t.Errorf("the fork's request lacks its system prompt or offers tools it narrowed away:\n%.400s", last)
+	}
+	d, err := ws.Store().LoadSession(ctx, s.ID())
+	if err != nil || len(d.Turns) != 1 {
+		t.Fatalf("stored turns %d (%v); want only the session's own prompt", len(d.Turns), err)
+	}
+	if _, err := s.Prompt(ctx, "again"); err != nil {
+		t.Fatal(err)
+	}
+	if after := m.bodies()[len(m.bodies())-1]; strings.Contains(after, "STAGE BODY") || strings.Contains(after, `"name":"complete"`) {
+		t.Errorf("the session's next prompt carries the fork's system prompt or tool:\n%s", after)
+	}
+}
+
+// A program's own tools (Options.Tools, SessionOptions.Overrides.Extra)
+// pass the same approval as built-ins: in allowlist mode with no approver a
+// call is denied unless the tool's Traits say PreApproved. Before, every
+// Options tool ran unasked.
+func TestAttackProgramToolsAreApprovedLikeBuiltins(t *testing.T) {
+	ran := 0
+	mk := func(tr tool.Traits) tool.Tool {
+		return tool.WithTraits(tool.Func("deploy", "Deploy.", func(context.Context, struct{}) (string, error) { ran++; return "deployed", nil }), tr)
+	}
+	for _, c := range []struct {
+		traits tool.Traits
+		runs   int
+	}{{tool.Traits{}, 0}, {tool.Traits{PreApproved: true}, 1}} {
+		ran = 0
+		m := newScriptedModel(t, func(body string) replay.Reply {
+			if strings.Contains(body, "tool_result") {
+				return replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}}
+			}
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("d1", "deploy", json.RawMessage(`{}`))}}
+		})
+		_, s := openScripted(t, strata.Options{Dir: t.TempDir(), Mode: agent.ModeAllowlist, Tools: []tool.Tool{mk(c.traits)}}, m)
+		if _, err := s.Prompt(t.Context(), "deploy it"); err != nil {
+			t.Fatal(err)
+		}
+		if ran != c.runs {
+			t.Errorf("traits %+v: the tool ran %d times; want %d", c.traits, ran, c.runs)
+		}
+	}
+}
+
+// Session.Emit publishes a front end's own event to the session's
+// observers, refuses the loop's own kinds, and stores nothing.
+func TestSessionEmit(t *testing.T) {
+	m := newScriptedModel(t, func(string) replay.Reply { return replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}} })
+	ws, s := openScripted(t, strata.Options{Dir: t.TempDir()}, m)
+	var got []event.Event
+	s.Subscribe(func(e event.Event) { got = append(got, e) })
+	if err := s.Emit(event.Event{Kind: event.TurnEnd}); err == nil {
+		t.Error("a front end emitted the loop's turn_end")
+	}
+	if err := s.Emit(event.Event{Kind: "acme.note", Text: "user pinned a file"}); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 1 || got[0].Kind != "acme.note" || got[0].Text != "user pinned a file" {
+		t.Fatalf("observers saw %+v; want the acme.note event", got)
+	}
+	if _, err := ws.Store().LoadSession(t.Context(), s.ID()); err != nil {
+		t.Fatal(err)
+	}
+	if list, _ := ws.Store().ListSessions(t.Context(), session.ListOptions{}); len(list) != 1 || list[0].Turns != 0 {
+		t.Errorf("the event was stored as a turn: %+v", list)
+	}
+}
