@@ -56,12 +56,13 @@ func ExampleRun() {
 // for a whole session: its prompt, resources, tools, MCP servers and hooks
 // come from the file.
 func ExampleOpen() {
-	script := offline(&llm.Block{ID: "call_1", Name: "fs_read", Input: json.RawMessage(`{"operations":[{"mode":"Line","path":"RELEASE.md"}]}`)},
-		"The checklist is in RELEASE.md: tag, then publish.")
+	// The model's two answers, scripted offline: read RELEASE.md, then answer.
+	read, _ := replay.ToolCall(llm.APIAnthropic, "call_1", "fs_read", json.RawMessage(`{"operations":[{"mode":"Line","path":"RELEASE.md"}]}`))
+	answer, _ := replay.Text(llm.APIAnthropic, "The checklist is in RELEASE.md: tag, then publish.")
 
 	ctx := context.Background()
 	ws, err := strata.Open(ctx, strata.Options{Dir: "testdata/project", Agent: "helper",
-		ProviderName: "anthropic", Replay: script}) // offline; omit both to use ANTHROPIC_API_KEY
+		ProviderName: "anthropic", Replay: []replay.Response{read, answer}}) // offline; omit both to use ANTHROPIC_API_KEY
 	if err != nil {
 		log.Fatal(err)
 	}
