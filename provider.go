@@ -1,16 +1,11 @@
 package strata
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"os"
 	"regexp"
 	"strings"
-	"time"
-
-	"github.com/aws/aws-sdk-go-v2/config"
-	"github.com/aws/smithy-go/logging"
 
 	"github.com/strata-agent/strata/internal/capture"
 	"github.com/strata-agent/strata/internal/providers"
@@ -124,11 +119,6 @@ func (p providerChoice) client() (llm.Provider, error) {
 	if p.given != nil {
 		return p.given, nil
 	}
-	if p.spec.Name == "bedrock" && p.opts.APIKey == "" {
-		if err := checkAWSCredentials(); err != nil {
-			return nil, &ConfigError{Err: err}
-		}
-	}
 	c, err := providers.New(p.spec, p.opts)
 	if err != nil {
 		return nil, &ConfigError{Err: err}
@@ -136,43 +126,11 @@ func (p providerChoice) client() (llm.Provider, error) {
 	return c, nil
 }
 
-// ErrNoAWSCredentials is returned (inside a *ConfigError) when the Bedrock
-// provider is chosen and the AWS SDK's default credential chain finds no
-// credentials; its message names what to set.
-var ErrNoAWSCredentials = errors.New("bedrock: no AWS credentials found: set AWS_ACCESS_KEY_ID and AWS_SECRET_ACCESS_KEY " +
-	"(and AWS_SESSION_TOKEN for temporary keys), or AWS_PROFILE naming a profile in ~/.aws/credentials or ~/.aws/config " +
-	"(run 'aws configure' or 'aws sso login'); set AWS_REGION to the Bedrock region (default us-east-1)")
-
-// awsCredentialWait bounds the credential check: the instance-metadata
-// source (the chain's last) answers within it on EC2, and elsewhere fails
-// fast or times out.
-const awsCredentialWait = 3 * time.Second
-
-// checkAWSCredentials asks the AWS SDK's default credential chain (env,
-// shared files, SSO, web identity, container, EC2 instance metadata; AWS
-// SDK for Go v2 "Specifying Credentials") for credentials before the
-// Bedrock client is built, with the SDK's logger silenced so none of its
-// WARN lines reach stderr. It returns an error wrapping ErrNoAWSCredentials
-// (and the chain's error) when none are found within awsCredentialWait.
-func checkAWSCredentials() error {
-	ctx, cancel := context.WithTimeout(context.Background(), awsCredentialWait)
-	defer cancel()
-	region := os.Getenv("AWS_REGION")
-	if region == "" {
-		region = "us-east-1"
-	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithRegion(region), config.WithLogger(logging.Nop{}), config.WithClientLogMode(0))
-	if err != nil {
-		return fmt.Errorf("%w (loading the AWS configuration: %v)", ErrNoAWSCredentials, err)
-	}
-	if cfg.Credentials == nil {
-		return ErrNoAWSCredentials
-	}
-	if _, err := cfg.Credentials.Retrieve(ctx); err != nil {
-		return fmt.Errorf("%w (credential chain: %v)", ErrNoAWSCredentials, err)
-	}
-	return nil
-}
+// ErrNoAWSCredentials is wrapped (inside a *ConfigError) by Open's
+// sessions when the Bedrock provider is chosen and the AWS SDK's default
+// credential chain finds no credentials; the error's text names what to
+// set (llm/bedrock).
+var ErrNoAWSCredentials = llm.ErrNoCredentials
 
 // ReplayURL returns the base URL of the loopback server playing
 // Options.Replay or Options.Respond ("" when there is none).

@@ -2,7 +2,6 @@ package agent
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"time"
 
@@ -431,21 +430,4 @@ func (e *Engine) runHooks(ctx context.Context, p *Payload) error {
 		}
 	}
 	return nil
-}
-
-// canonicalInputs rewrites the tool_use inputs of m in the form encoding/json
-// writes a json.RawMessage (compact, HTML characters escaped), so the
-// history is byte-identical after the State goes through JSON and a layout
-// counts the same bytes either way. Providers send tool inputs as JSON
-// values, so the request does not change; an input that is not valid JSON
-// is kept as it is.
-func canonicalInputs(m *llm.Message) {
-	for i, b := range m.Content {
-		if b.Type != llm.BlockToolUse || len(b.Input) == 0 {
-			continue
-		}
-		if c, err := json.Marshal(b.Input); err == nil {
-			m.Content[i].Input = c
-		}
-	}
 }

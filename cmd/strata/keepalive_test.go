@@ -15,7 +15,7 @@ func TestKeepAliveFlag(t *testing.T) {
 		arg  string
 		want strata.KeepAlive
 	}{
-		{"auto", strata.KeepAlive{}},
+		{"auto", strata.KeepAlive{On: true}}, // the library sends none unless asked
 		{"0", strata.KeepAlive{Off: true}},
 		{"3", strata.KeepAlive{MaxPings: 3}},
 	} {

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	_ "github.com/strata-agent/strata/llm/all"     // link every provider client
 	_ "github.com/strata-agent/strata/prompt/flat" // register layouts
 	_ "github.com/strata-agent/strata/prompt/kiro"
 	_ "github.com/strata-agent/strata/prompt/panels"

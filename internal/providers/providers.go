@@ -10,10 +10,6 @@ import (
 	"strings"
 
 	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/llm/anthropic"
-	"github.com/strata-agent/strata/llm/bedrock"
-	"github.com/strata-agent/strata/llm/gemini"
-	"github.com/strata-agent/strata/llm/openai"
 )
 
 // Spec describes one selectable provider.
@@ -83,9 +79,12 @@ type Options struct {
 	Limits llm.Limits
 }
 
-// New builds the provider for spec. It fails with an error naming the
-// variable when a required key is missing, and when an openai-compatible
-// provider has no base URL.
+// New builds the provider for spec through the registered client of its
+// wire API (llm.NewClient; the CLI links every one with llm/all). It fails
+// with an error naming the variable when a required key is missing, when
+// an openai-compatible provider has no base URL, and with an error
+// wrapping llm.ErrNotLinked when the API's provider package is not
+// imported.
 func New(spec Spec, o Options) (llm.Provider, error) {
 	key := o.APIKey
 	if key == "" {
@@ -107,38 +106,10 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 	if spec.URLRequired && base == "" {
 		return nil, fmt.Errorf("provider openai-compatible needs a base URL: set %s (e.g. http://127.0.0.1:8000/v1)", spec.URLEnv)
 	}
-	switch spec.API {
-	case "bedrock":
-		return newBedrock(o, base)
-	case "gemini":
-		return gemini.New(gemini.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits})
-	case "anthropic":
-		return anthropic.New(anthropic.Config{APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits}), nil
-	case "openai-chat", "openai-responses":
-		cfg := openai.Config{Name: spec.Name, APIKey: key, BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits}
-		if spec.API == "openai-chat" {
-			return openai.NewChat(cfg), nil
-		}
-		return openai.NewResponses(cfg), nil
-	}
-	return nil, fmt.Errorf("provider %s: unknown API %q", spec.Name, spec.API)
-}
-
-// newBedrock builds the Bedrock provider in AWS_REGION (default us-east-1):
-// with Options.APIKey (render) it signs with that static key and sends
-// nothing real; otherwise the AWS SDK's default credential chain is used
-// (built by package bedrock: AWS_ACCESS_KEY_ID…, AWS_PROFILE, SSO, roles).
-func newBedrock(o Options, base string) (llm.Provider, error) {
-	cfg := bedrock.Config{Region: os.Getenv("AWS_REGION"), BaseURL: base, HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits}
-	if cfg.Region == "" {
-		cfg.Region = "us-east-1"
-	}
-	if o.APIKey != "" {
-		cfg.AccessKeyID, cfg.SecretAccessKey = o.APIKey, o.APIKey
-	}
-	p, err := bedrock.New(cfg)
+	p, err := llm.NewClient(spec.API, llm.ClientConfig{Name: spec.Name, APIKey: key, BaseURL: base,
+		HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits})
 	if err != nil {
-		return nil, err // "bedrock: …", naming the field
+		return nil, fmt.Errorf("provider %s: %w", spec.Name, err)
 	}
 	return p, nil
 }
