@@ -165,7 +165,9 @@ func TestPromptRunsToolsAndOrdersEvents(t *testing.T) {
 	// before the stage body runs. StagePostFired{stage, turnId,
 	// correlationId, outcome} — after the stage body completes.
 	// SessionTurnStart, SessionTurnEnd — bracket the whole turn."
-	want := []string{"session_turn_start", "pre:receive_input", "post:receive_input:ok"}
+	// SessionTurnStart is a RECEIVE_INPUT responsibility, RENDER hands the
+	// render payload to the UIs (docs/loop.md, rule 12).
+	want := []string{"pre:receive_input", "session_turn_start", "post:receive_input:ok"}
 	turn := func(input bool, tools bool) {
 		want = append(want, "turn_start")
 		if input {
@@ -183,7 +185,7 @@ func TestPromptRunsToolsAndOrdersEvents(t *testing.T) {
 	turn(true, true)
 	turn(false, true)
 	turn(false, false)
-	want = append(want, "pre:render", "post:render:ok", "session_turn_end")
+	want = append(want, "pre:render", "render", "post:render:ok", "session_turn_end")
 	if got := rec.kinds(); strings.Join(got, " ") != strings.Join(want, " ") {
 		t.Errorf("event order:\n got  %v\n want %v", got, want)
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/strata-agent/strata/event"
@@ -193,7 +194,6 @@ func (e *Engine) Start(ctx context.Context, s *State, text string, attachments [
 	e.inbox.Taking(true)
 	r := &Run{CorrelationID: e.cfg.NewID()}
 	s.Run = r
-	e.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: r.CorrelationID, Text: text})
 	input, err := e.receiveInput(ctx, s, text, attachments)
 	if err != nil {
 		return e.endSession(s, err)
@@ -332,9 +332,13 @@ func (e *Engine) endSession(s *State, err error) Step {
 // prompt and attachments as a user message, which it returns.
 func (e *Engine) receiveInput(ctx context.Context, s *State, text string, attachments []llm.Block) (_ []llm.Message, err error) {
 	corr := s.Run.CorrelationID
-	e.enter(s, StageReceiveInput, nil)
+	id := e.nextTurn(s) // the turn the input starts
+	e.enter(s, StageReceiveInput, &id)
 	defer func() { e.leave(s, err) }()
-	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Input: &text}
+	// The session turn starts inside RECEIVE_INPUT (docs/loop.md, rule 12:
+	// the design makes SessionTurnStart one of its responsibilities).
+	e.emit(event.Event{Kind: event.SessionTurnStart, CorrelationID: corr, Text: text})
+	p := &Payload{Stage: StageReceiveInput, Phase: PhasePre, CorrelationID: corr, Turn: &id, Input: &text}
 	if err := e.runHooks(ctx, p); err != nil {
 		return nil, err
 	}
@@ -343,26 +347,33 @@ func (e *Engine) receiveInput(ctx context.Context, s *State, text string, attach
 		blocks = append(blocks, llm.TextBlock(text))
 	}
 	input := []llm.Message{appendUser(s, append(blocks, attachments...)...)}
-	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Input: &text}
+	p = &Payload{Stage: StageReceiveInput, Phase: PhasePost, CorrelationID: corr, Turn: &id, Input: &text}
 	if err := e.runHooks(ctx, p); err != nil {
 		return nil, err
 	}
 	return input, nil
 }
 
-// render is the body of RENDER (between its stage events): the render hooks
-// on the user turn's final assistant message.
+// render is the body of RENDER (between its stage events, which carry the
+// last turn's id): the render payload — the prompt's final assistant
+// message — passes the render pre hooks (transforms may rewrite it, e.g.
+// mask sensitive spans), is handed to the user interfaces as a Render
+// event and becomes the Result's Message, then the post hooks (observers:
+// a final audit) see it. The history keeps the model's own message.
 func (e *Engine) render(ctx context.Context, s *State) (err error) {
 	r := s.Run
-	e.enter(s, StageRender, nil)
+	id := r.Turn
+	e.enter(s, StageRender, &id)
 	defer func() { e.leave(s, err) }()
-	resp := &llm.Response{Message: r.Result.Message, StopReason: r.Result.StopReason, Usage: r.Result.Usage}
-	for _, ph := range []Phase{PhasePre, PhasePost} {
-		if err := e.runHooks(ctx, &Payload{Stage: StageRender, Phase: ph, CorrelationID: r.CorrelationID, Response: resp}); err != nil {
-			return err
-		}
+	msg := r.Result.Message
+	msg.Content = slices.Clone(msg.Content) // transforms must not reach the history's copy
+	resp := &llm.Response{Message: msg, StopReason: r.Result.StopReason, Usage: r.Result.Usage}
+	if err := e.runHooks(ctx, &Payload{Stage: StageRender, Phase: PhasePre, CorrelationID: r.CorrelationID, Turn: &id, Response: resp}); err != nil {
+		return err
 	}
-	return nil
+	r.Result.Message = resp.Message
+	e.emit(event.Event{Kind: event.Render, CorrelationID: r.CorrelationID, Turn: &id, Message: &resp.Message, StopReason: resp.StopReason, Usage: ptr(resp.Usage)})
+	return e.runHooks(ctx, &Payload{Stage: StageRender, Phase: PhasePost, CorrelationID: r.CorrelationID, Turn: &id, Response: resp})
 }
 
 // continues reports whether the loop makes another model call after resp:

@@ -121,7 +121,9 @@ func TestStageEventsCarryIDsAndOutcome(t *testing.T) {
 		}
 		got = append(got, e.Stage+"@"+strings.TrimPrefix(turn, a.LoopID()[:4])+":"+e.Outcome)
 	}
-	want := "receive_input@-: receive_input@-:ok compose_request@/0: compose_request@/0:ok send_request@/0: send_request@/0:denied"
+	// receive_input's events carry the turn the input starts (docs/loop.md,
+	// rule 12; the second audit of the designs found them without one).
+	want := "receive_input@/0: receive_input@/0:ok compose_request@/0: compose_request@/0:ok send_request@/0: send_request@/0:denied"
 	if s := strings.Join(got, " "); s != want {
 		t.Errorf("stage events:\n got  %s\n want %s", s, want)
 	}

@@ -69,7 +69,13 @@ const (
 	// approver). Emitted before the approver is asked, beside the
 	// ToolCallApproved / ToolCallDenied decision that follows.
 	ToolCallModeInvoked Kind = "tool_call_mode_invoked"
-	Progress            Kind = "progress" // a plain-text status line
+	// Render: the render payload — the prompt's final assistant message as
+	// the render stage's transform hooks left it (e.g. with sensitive spans
+	// masked) — handed to the user interfaces (docs/loop.md, RENDER).
+	// Emitted between RENDER's stage events; the history keeps the model's
+	// own message.
+	Render   Kind = "render"
+	Progress Kind = "progress" // a plain-text status line
 	// CacheKeepAlive: the runtime re-sent the session's last request with a
 	// one-token answer while the session idled, so its prompt cache entry
 	// was read (and kept) instead of expiring (docs/keepalive.md). Usage is

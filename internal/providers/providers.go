@@ -106,6 +106,11 @@ func New(spec Spec, o Options) (llm.Provider, error) {
 	if spec.URLRequired && base == "" {
 		return nil, fmt.Errorf("provider openai-compatible needs a base URL: set %s (e.g. http://127.0.0.1:8000/v1)", spec.URLEnv)
 	}
+	if spec.API == llm.APIBedrock {
+		// Bedrock signs with the AWS credential chain; only a key given
+		// explicitly (render) is used as a static one.
+		key = o.APIKey
+	}
 	p, err := llm.NewClient(spec.API, llm.ClientConfig{Name: spec.Name, APIKey: key, BaseURL: base,
 		HTTPClient: o.HTTPClient, MaxRetries: o.MaxRetries, Limits: o.Limits})
 	if err != nil {
