@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/session/postgres/pgtest"
 	"github.com/strata-agent/strata/session/storetest"
 )
 
@@ -65,7 +66,7 @@ func BenchmarkEightSessions(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer lite.Close()
-	pg := open(b, emptyDSN(b))
+	pg := open(b, pgtest.EmptyDSN(b))
 	stores := []*counting{{Store: lite}, {Store: pg}}
 	var steps [2]int64
 	var took [2]time.Duration
