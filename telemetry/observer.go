@@ -326,7 +326,7 @@ func (o *Observer) endTool(e event.Event) {
 	}
 	if e.Outcome != "" && e.Outcome != event.ToolSucceeded {
 		t.span.SetStatus(codes.Error, e.Outcome)
-		t.span.SetAttributes(semconv.ErrorTypeKey.String("tool_"+e.Outcome))
+		t.span.SetAttributes(semconv.ErrorTypeKey.String("tool_" + e.Outcome))
 	}
 	if o.cfg.CaptureContent && e.ToolResult != nil {
 		t.span.SetAttributes(attribute.String("gen_ai.tool.call.result", resultText(*e.ToolResult)))

@@ -145,4 +145,3 @@ func anyString(v *commonpb.AnyValue) string {
 	}
 	return ""
 }
-

@@ -290,6 +290,7 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	if o.Store, err = openStore(f.db); err != nil {
 		return nil, err
 	}
+	withTelemetry(&o)
 	ws, err := strata.Open(ctx, o)
 	if err != nil {
 		o.Store.Close()
