@@ -127,6 +127,9 @@ func TestTelemetryReachesARealCollector(t *testing.T) {
 	httpPort, grpcPort := freePort(t), freePort(t)
 	stop := startCollector(t, bin, out, httpPort, grpcPort)
 	ws := t.TempDir()
+	if err := os.WriteFile(filepath.Join(ws, "README.md"), []byte("# demo\n\nA directory to look at.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	for _, env := range [][]string{
 		{fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", httpPort)},
 		{fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", grpcPort), "OTEL_EXPORTER_OTLP_PROTOCOL=grpc"},
