@@ -13,7 +13,7 @@ func DBOf(s *SQLite) *sql.DB { return s.db }
 
 // SetClock makes the leases of s (a *SQLite or *Memory) read the time from
 // now.
-func SetClock(s Store, now func() time.Time) {
+func SetClock(s Core, now func() time.Time) {
 	switch x := s.(type) {
 	case *SQLite:
 		x.clock = now

@@ -5,7 +5,9 @@ package session_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/session/storetest"
@@ -15,13 +17,13 @@ import (
 var backends = []storetest.Backend{
 	{
 		Name: "sqlite",
-		Open: func(t *testing.T) session.Store { s, _ := openTemp(t); return s },
-		Crash: func(t *testing.T, s session.Store) session.Store {
+		Open: func(t *testing.T) session.Core { s, _ := openTemp(t); return s },
+		Crash: func(t *testing.T, s session.Core) session.Core {
 			t.Helper()
 			s.Close()
 			return openPath(t, s.(*session.SQLite).Path())
 		},
-		Second: func(t *testing.T, s session.Store) session.Store {
+		Second: func(t *testing.T, s session.Core) session.Core {
 			t.Helper()
 			return openPath(t, s.(*session.SQLite).Path())
 		},
@@ -29,7 +31,7 @@ var backends = []storetest.Backend{
 	},
 	{
 		Name: "memory",
-		Open: func(t *testing.T) session.Store {
+		Open: func(t *testing.T) session.Core {
 			s := session.NewMemory()
 			t.Cleanup(func() { s.Close() })
 			return s
@@ -50,7 +52,7 @@ func TestImplementationsAgree(t *testing.T) { storetest.Agree(t, backends...) }
 func eachStore(t *testing.T, f func(t *testing.T, s session.Store)) {
 	t.Helper()
 	for _, b := range backends {
-		t.Run(b.Name, func(t *testing.T) { f(t, b.Open(t)) })
+		t.Run(b.Name, func(t *testing.T) { f(t, b.Open(t).(session.Store)) })
 	}
 }
 
@@ -69,4 +71,26 @@ func openPath(t *testing.T, path string) *session.SQLite {
 	}
 	t.Cleanup(func() { s.Close() })
 	return s
+}
+
+// A backend that is only a session.Core runs the suite too: the tests of
+// the optional interfaces it lacks skip, the others pass. Its Recorder
+// refuses a keep-alive ping with an error naming session.Pinger.
+func TestCoreOnlyBackendRunsTheSuite(t *testing.T) {
+	open := func(t *testing.T) session.Core {
+		m := session.NewMemory()
+		t.Cleanup(func() { m.Close() })
+		return struct{ session.Core }{m}
+	}
+	storetest.Run(t, storetest.Backend{Name: "core-only", Open: open})
+
+	s := open(t)
+	sess, err := s.CreateSession(t.Context(), session.SessionMeta{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = session.NewRecorder(s, sess.ID).Observe(t.Context(), storetest.PingEvent(time.Now(), 1, storetest.Usage(1, 1, 0, 0)))
+	if err == nil || !strings.Contains(err.Error(), "session.Pinger") {
+		t.Errorf("ping on a core-only store: %v; want an error naming session.Pinger", err)
+	}
 }

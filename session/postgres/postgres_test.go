@@ -27,26 +27,26 @@ var dsns = map[*postgres.Store]string{}
 
 var backend = storetest.Backend{
 	Name: "postgres",
-	Open: func(t *testing.T) session.Store {
+	Open: func(t *testing.T) session.Core {
 		d := pgtest.EmptyDSN(t)
 		s := open(t, d)
 		dsns[s] = d
 		return s
 	},
-	Crash: func(t *testing.T, s session.Store) session.Store {
+	Crash: func(t *testing.T, s session.Core) session.Core {
 		d := dsns[s.(*postgres.Store)]
 		s.Close()
 		n := open(t, d)
 		dsns[n] = d
 		return n
 	},
-	Second: func(t *testing.T, s session.Store) session.Store {
+	Second: func(t *testing.T, s session.Core) session.Core {
 		d := dsns[s.(*postgres.Store)]
 		n := open(t, d)
 		dsns[n] = d
 		return n
 	},
-	SetClock: func(s session.Store, now func() time.Time) { s.(*postgres.Store).SetClock(now) },
+	SetClock: func(s session.Core, now func() time.Time) { s.(*postgres.Store).SetClock(now) },
 }
 
 // The store contract (session/storetest) holds for PostgreSQL.
@@ -58,7 +58,7 @@ func TestStoreContract(t *testing.T) {
 // PostgreSQL and SQLite give the same records for the same events.
 func TestAgreesWithSQLite(t *testing.T) {
 	pgtest.ServerDSN(t)
-	sqlite := storetest.Backend{Name: "sqlite", Open: func(t *testing.T) session.Store {
+	sqlite := storetest.Backend{Name: "sqlite", Open: func(t *testing.T) session.Core {
 		s, err := session.Open(t.TempDir() + "/strata.db")
 		if err != nil {
 			t.Fatal(err)

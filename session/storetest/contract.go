@@ -236,7 +236,8 @@ func testClosedStoreFails(t *testing.T, _ Backend, s session.Store) {
 	s.Close()
 }
 
-// Agree feeds the same events to a new store of each backend and fails the
+// Agree feeds the same events to a new store of each backend (each a full
+// session.Store: the events include a branch and a ping) and fails the
 // test unless they give the same records: sessions,
 // loops, turns, parts, summaries, and every loop's history, pending calls,
 // next turn index and the latest loop (times the stores pick themselves —
@@ -252,7 +253,7 @@ func Agree(t *testing.T, backends ...Backend) {
 	}
 	var got []string
 	for _, b := range backends {
-		s := b.Open(t)
+		s := full(b.Open(t))
 		ctx := t.Context()
 		for _, id := range []string{"s1", "s2"} {
 			if _, err := s.CreateSession(ctx, session.SessionMeta{ID: id, Cwd: "/w"}); err != nil {

@@ -138,7 +138,7 @@ func testRecorderCrashAtEveryEvent(t *testing.T, be Backend, s session.Store) {
 	a := MainScript("loopc")
 	for k := 0; k <= len(a.Events); k++ {
 		if k > 0 {
-			s = be.Open(t)
+			s = full(be.Open(t))
 		}
 		sess, err := s.CreateSession(ctx, session.SessionMeta{})
 		if err != nil {
