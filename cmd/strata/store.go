@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"net/url"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -28,6 +29,19 @@ func checkStore(s string) error {
 		return fmt.Errorf("unknown store %q: want a SQLite file path or postgres://user:pass@host:port/db", s)
 	}
 	return nil
+}
+
+// redactStore returns store fit for display: a DSN's password replaced by
+// "xxxxx" (net/url's Redacted); a path as it is.
+func redactStore(store string) string {
+	if !postgres.IsDSN(store) {
+		return store
+	}
+	u, err := url.Parse(store)
+	if err != nil {
+		return "postgres://… (unparsable DSN)"
+	}
+	return u.Redacted()
 }
 
 // openStore opens the session store: a PostgreSQL database when store is a
