@@ -15,9 +15,11 @@
 //   - Memory (NewMemory) keeps everything in the process and loses it on exit.
 //     Use it in tests and in embedders that need the session API (history,
 //     pending tool calls, branch) without a file.
+//   - PostgreSQL (package session/postgres) keeps sessions in a database
+//     that several machines share (docs/sessions.md).
 //
-// Both give the same answers for the same writes; one behavioural test suite
-// runs against both.
+// All give the same answers for the same writes; one behavioural test suite,
+// session/storetest, runs against each, and any other backend can run it.
 //
 // The Recorder writes one Step per completed step of a turn (model call, each
 // tool result, turn end), and a Store applies a Step atomically, so a process
