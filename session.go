@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -16,6 +17,7 @@ import (
 	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/telemetry"
 	"github.com/strata-agent/strata/tool"
 )
 
@@ -65,6 +67,7 @@ type Session struct {
 	agent   *agent.Agent
 	bus     *event.Bus
 	rec     *session.Recorder
+	otel    *telemetry.Observer // nil without Options.TracerProvider / MeterProvider
 	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
@@ -216,6 +219,12 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 	s.bus.SubscribeSync(s.dispatch)
 	if o.OnEvent != nil {
 		s.bus.Subscribe(o.OnEvent)
+	}
+	if w.opts.TracerProvider != nil || w.opts.MeterProvider != nil {
+		// Drop: a slow exporter never holds the loop up (docs/telemetry.md).
+		s.otel = telemetry.NewObserver(telemetry.Config{TracerProvider: w.opts.TracerProvider, MeterProvider: w.opts.MeterProvider,
+			SessionID: s.id, Layout: cmp.Or(w.opts.Layout, DefaultLayout), CaptureContent: telemetry.ContentFromEnv()})
+		s.bus.Subscribe(s.otel.Observe, event.WithPolicy(event.Drop))
 	}
 	return s, nil
 }
@@ -565,6 +574,9 @@ func (s *Session) Close() error {
 	s.mu.Unlock()
 	s.keep.close()
 	s.bus.Close()
+	if s.otel != nil {
+		s.otel.Close() // ends the spans an interrupted prompt left open
+	}
 	s.release()
 	lerr := s.lease.Release()
 	if err := s.rec.Err(); err != nil {

@@ -48,6 +48,8 @@ import (
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/tool"
+	"go.opentelemetry.io/otel/metric"
+	"go.opentelemetry.io/otel/trace"
 
 	_ "github.com/strata-agent/strata/prompt/cachefit" // register the layouts
 	_ "github.com/strata-agent/strata/prompt/flat"
@@ -149,6 +151,16 @@ type Options struct {
 	// Store records sessions (nil = session.NewMemory(): nothing outlives
 	// the process). The workspace does not close it.
 	Store session.Store
+
+	// TracerProvider and MeterProvider, when set, receive every session's
+	// OpenTelemetry spans and metrics (package telemetry, GenAI semantic
+	// conventions: invoke_agent, chat and execute_tool spans, token usage
+	// and operation duration histograms; docs/telemetry.md). Nil: none.
+	// Message contents are added only when
+	// OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true. The caller
+	// owns the providers: it flushes and shuts them down.
+	TracerProvider trace.TracerProvider
+	MeterProvider  metric.MeterProvider
 
 	// Tools are extra tools offered beside the agent's; a tool named like a
 	// built-in replaces it. They pass the same approval as built-ins (in

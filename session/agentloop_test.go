@@ -1,10 +1,12 @@
-package session
+package session_test
 
 // The recorder driven by the real agent loop (agent.Agent, the Anthropic
 // provider against the replay server playing the demo script, the built-in
 // tools). It depends on llm/anthropic and tool compiling.
 
 import (
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/session/storetest"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -24,7 +26,7 @@ func TestRealAgentLoopRecordsItsHistory(t *testing.T) {
 	eachStore(t, testRealAgentLoopRecordsItsHistory)
 }
 
-func testRealAgentLoopRecordsItsHistory(t *testing.T, _ impl, s Store) {
+func testRealAgentLoopRecordsItsHistory(t *testing.T, s session.Store) {
 	ctx := t.Context()
 	script, err := demo.Script()
 	if err != nil {
@@ -39,12 +41,12 @@ func testRealAgentLoopRecordsItsHistory(t *testing.T, _ impl, s Store) {
 	os.WriteFile(filepath.Join(ws, "README.md"), []byte("# hello from the workspace\nsecond line\n"), 0o644)
 	os.WriteFile(filepath.Join(ws, "main.go"), []byte("package main\n"), 0o644)
 
-	sess, err := s.CreateSession(ctx, SessionMeta{Cwd: ws, Provider: "anthropic", Model: demo.Model, Layout: "flat"})
+	sess, err := s.CreateSession(ctx, session.SessionMeta{Cwd: ws, Provider: "anthropic", Model: demo.Model, Layout: "flat"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	bus := event.NewBus()
-	rec := NewRecorder(s, sess.ID)
+	rec := session.NewRecorder(s, sess.ID)
 	bus.SubscribeSync(rec.Observer())
 	var evs []event.Event
 	// Runs after the recorder, inside Emit: each tool result is already on
@@ -89,7 +91,7 @@ func testRealAgentLoopRecordsItsHistory(t *testing.T, _ impl, s Store) {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(h, a.History()) {
-		jsonEq(t, "stored history vs agent.History()", h, a.History())
+		storetest.JSONEq(t, "stored history vs agent.History()", h, a.History())
 		t.Fatalf("stored history equals agent.History() as JSON but not as Go values:\n%#v\n%#v", h, a.History())
 	}
 	if len(h) != 6 {
@@ -118,7 +120,7 @@ func testRealAgentLoopRecordsItsHistory(t *testing.T, _ impl, s Store) {
 			}
 			continue
 		}
-		if tr.Status != TurnCompleted || tr.Usage != *e.Usage || tr.StopReason != e.StopReason || tr.EndedAt.UnixMilli() != e.Time.UnixMilli() {
+		if tr.Status != session.TurnCompleted || tr.Usage != *e.Usage || tr.StopReason != e.StopReason || tr.EndedAt.UnixMilli() != e.Time.UnixMilli() {
 			t.Errorf("turn %d %+v vs turn_end %+v", tr.Index, tr, e)
 		}
 		sum = sum.Add(tr.Usage)
@@ -126,7 +128,7 @@ func testRealAgentLoopRecordsItsHistory(t *testing.T, _ impl, s Store) {
 	if sum != a.Usage() {
 		t.Errorf("recorded usage %+v, agent usage %+v", sum, a.Usage())
 	}
-	list, _ := s.ListSessions(ctx, ListOptions{})
+	list, _ := s.ListSessions(ctx, session.ListOptions{})
 	if len(list) != 1 || list[0].Usage != a.Usage() || list[0].Turns != 3 {
 		t.Errorf("summary %+v", list)
 	}

@@ -1,8 +1,10 @@
 //go:build unix
 
-package session
+package session_test
 
 import (
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/session/storetest"
 	"os"
 	"os/exec"
 	"strconv"
@@ -18,13 +20,13 @@ import (
 // last completed step and the cut-off tool calls pending.
 func TestRecorderSurvivesSIGKILL(t *testing.T) {
 	if path := os.Getenv("STRATA_SESSION_KILL_DB"); path != "" {
-		s, err := Open(path)
+		s, err := session.Open(path)
 		if err != nil {
 			os.Exit(3)
 		}
 		cut, _ := strconv.Atoi(os.Getenv("STRATA_SESSION_KILL_CUT"))
-		r := NewRecorder(s, os.Getenv("STRATA_SESSION_KILL_SID"))
-		for _, e := range mainScript("killed").ev[:cut] {
+		r := session.NewRecorder(s, os.Getenv("STRATA_SESSION_KILL_SID"))
+		for _, e := range storetest.MainScript("killed").Events[:cut] {
 			if r.Observe(t.Context(), e) != nil {
 				os.Exit(4)
 			}
@@ -32,15 +34,15 @@ func TestRecorderSurvivesSIGKILL(t *testing.T) {
 		syscall.Kill(os.Getpid(), syscall.SIGKILL)
 		select {}
 	}
-	a := mainScript("killed")
+	a := storetest.MainScript("killed")
 	cut := 0
-	for i, e := range a.ev {
+	for i, e := range a.Events {
 		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "t0-0" {
 			cut = i + 2 // + the next tool's start
 		}
 	}
 	s, path := openTemp(t)
-	sess, _ := s.CreateSession(t.Context(), SessionMeta{})
+	sess, _ := s.CreateSession(t.Context(), session.SessionMeta{})
 	cmd := exec.Command(os.Args[0], "-test.run=^TestRecorderSurvivesSIGKILL$")
 	cmd.Env = append(os.Environ(), "STRATA_SESSION_KILL_DB="+path, "STRATA_SESSION_KILL_SID="+sess.ID,
 		"STRATA_SESSION_KILL_CUT="+strconv.Itoa(cut))
@@ -49,7 +51,7 @@ func TestRecorderSurvivesSIGKILL(t *testing.T) {
 		t.Fatalf("child did not die by SIGKILL: %v", err)
 	}
 	s.Close()
-	s, err = Open(path)
+	s, err = session.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -58,7 +60,7 @@ func TestRecorderSurvivesSIGKILL(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonEq(t, "history after SIGKILL", h, a.snap[cut-1])
+	storetest.JSONEq(t, "history after SIGKILL", h, a.Snap[cut-1])
 	p, err := s.Pending(t.Context(), "killed")
 	if err != nil || len(p) != 2 || p[0].ID != "t0-1" || p[1].ID != "t0-2" {
 		t.Fatalf("pending after SIGKILL: %+v %v", p, err)

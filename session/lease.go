@@ -88,7 +88,7 @@ func checkLease(id, owner string, ttl time.Duration) error {
 // Lease is a writer lease on one session, held by Hold until Release: a
 // goroutine renews it every ttl/3. Its methods are safe for concurrent use.
 type Lease struct {
-	store     Store
+	store     Leaser
 	sessionID string
 	owner     string
 	stop      chan struct{}
@@ -106,7 +106,7 @@ type Lease struct {
 // gone, or the lease expired and another owner took it), onLost (when not
 // nil) is called once with the error, from the renewing goroutine, and Err
 // returns it from then on.
-func Hold(ctx context.Context, store Store, sessionID string, ttl time.Duration, onLost func(error)) (*Lease, error) {
+func Hold(ctx context.Context, store Leaser, sessionID string, ttl time.Duration, onLost func(error)) (*Lease, error) {
 	if ttl <= 0 {
 		ttl = LeaseTTL
 	}

@@ -27,7 +27,7 @@ import (
 //     result.
 //
 // A cache_keepalive event (a keep-alive ping, docs/keepalive.md) is stored
-// as the session's Ping (Writer.AddPing), never as a turn or a message; it
+// as the session's Ping (Pinger.AddPing; an error for a store that is not a Pinger), never as a turn or a message; it
 // may arrive between any two events of a loop.
 //
 // A process killed mid-turn thus loses at most the step it was in, and
@@ -47,7 +47,7 @@ import (
 // reads a loop's stored tail once (Writer.ReadLoop) and from then on knows
 // where each message part goes, so the Store only applies Steps.
 type Recorder struct {
-	store     Store
+	store     Core
 	sessionID string
 
 	mu    sync.Mutex
@@ -92,7 +92,7 @@ type turnState struct {
 // NewRecorder returns a recorder writing the events of session sessionID (a
 // full id, as returned by CreateSession) to store. Observe fails if the
 // session does not exist.
-func NewRecorder(store Store, sessionID string) *Recorder {
+func NewRecorder(store Core, sessionID string) *Recorder {
 	return &Recorder{store: store, sessionID: sessionID, loops: map[string]*loopState{}}
 }
 
@@ -145,7 +145,11 @@ func (r *Recorder) observe(ctx context.Context, e event.Event) error {
 		if e.Usage == nil {
 			return errors.New("cache_keepalive carries no usage")
 		}
-		return r.store.AddPing(ctx, r.sessionID, Ping{At: stamp(e.Time), Usage: *e.Usage})
+		p, ok := r.store.(Pinger)
+		if !ok {
+			return fmt.Errorf("keep-alive ping of session %s: the store (%T) keeps no pings (not a session.Pinger); turn keep-alive off", r.sessionID, r.store)
+		}
+		return p.AddPing(ctx, r.sessionID, Ping{At: stamp(e.Time), Usage: *e.Usage})
 	case event.TurnStart, event.MessageEnd, event.ProviderResponse, event.ToolExecutionEnd, event.TurnEnd:
 	default:
 		return nil

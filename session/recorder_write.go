@@ -17,6 +17,11 @@ const (
 	notRunCancelled = "tool call not executed: cancelled"
 )
 
+// NotRunMaxTokens is the tool_result text the agent loop gives the tool calls
+// of a response cut off at max_tokens, which it does not run; the Recorder
+// stores the same text (no tool_execution_end event carries it).
+const NotRunMaxTokens = notRunMaxTokens
+
 // writeModelStep stores step 1: the turn (in progress), its input messages
 // and its assistant message.
 func (r *Recorder) writeModelStep(ctx context.Context, ls *loopState, e event.Event) error {

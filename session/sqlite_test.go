@@ -1,9 +1,11 @@
-package session
+package session_test
 
 import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"github.com/strata-agent/strata/session"
+	"github.com/strata-agent/strata/session/storetest"
 	"os"
 	"path/filepath"
 	"slices"
@@ -28,24 +30,24 @@ func pragma(t *testing.T, db *sql.DB, name string) string {
 // foreign keys on; reopening is a no-op; a newer file is refused.
 func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 	path := filepath.Join(t.TempDir(), "sub", "dir", "strata.db")
-	s, err := Open(path)
+	s, err := session.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
+	if v := pragma(t, session.DBOf(s), "user_version"); v != fmt.Sprint(session.SchemaVersion) {
 		t.Errorf("user_version %s", v)
 	}
-	if m := pragma(t, s.db, "journal_mode"); m != "wal" {
+	if m := pragma(t, session.DBOf(s), "journal_mode"); m != "wal" {
 		t.Errorf("journal_mode %q, want wal", m)
 	}
-	if fk := pragma(t, s.db, "foreign_keys"); fk != "1" {
+	if fk := pragma(t, session.DBOf(s), "foreign_keys"); fk != "1" {
 		t.Errorf("foreign_keys %s", fk)
 	}
-	if bt := pragma(t, s.db, "busy_timeout"); bt != "10000" {
+	if bt := pragma(t, session.DBOf(s), "busy_timeout"); bt != "10000" {
 		t.Errorf("busy_timeout %s", bt)
 	}
 	var tables []string
-	rows, _ := s.db.Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
+	rows, _ := session.DBOf(s).Query(`SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name`)
 	for rows.Next() {
 		var n string
 		rows.Scan(&n)
@@ -63,16 +65,16 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 	if m := pragma(t, raw, "journal_mode"); m != "wal" {
 		t.Errorf("file journal_mode %q", m)
 	}
-	if _, err := s.CreateSession(t.Context(), SessionMeta{ID: "keep"}); err != nil {
+	if _, err := s.CreateSession(t.Context(), session.SessionMeta{ID: "keep"}); err != nil {
 		t.Fatal(err)
 	}
 	s.Close()
 
-	s, err = Open(path)
+	s, err = session.Open(path)
 	if err != nil {
 		t.Fatalf("reopen: %v", err)
 	}
-	if l, _ := s.ListSessions(t.Context(), ListOptions{}); len(l) != 1 {
+	if l, _ := s.ListSessions(t.Context(), session.ListOptions{}); len(l) != 1 {
 		t.Errorf("reopen lost data: %+v", l)
 	}
 	s.Close()
@@ -81,7 +83,7 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	if _, err := Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
+	if _, err := session.Open(path); err == nil || !strings.Contains(err.Error(), "newer") {
 		t.Errorf("open of a newer schema: %v", err)
 	}
 }
@@ -99,25 +101,25 @@ func TestMigrateFromVersion0(t *testing.T) {
 		t.Fatal(err)
 	}
 	raw.Close()
-	s, err := Open(path)
+	s, err := session.Open(path)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
+	if v := pragma(t, session.DBOf(s), "user_version"); v != fmt.Sprint(session.SchemaVersion) {
 		t.Errorf("user_version %s after migration", v)
 	}
 	var n int
-	if err := s.db.QueryRow("SELECT count(*) FROM unrelated").Scan(&n); err != nil || n != 1 {
+	if err := session.DBOf(s).QueryRow("SELECT count(*) FROM unrelated").Scan(&n); err != nil || n != 1 {
 		t.Errorf("migration touched other tables: %d %v", n, err)
 	}
 	s.Close()
 
 	junk := filepath.Join(dir, "junk.db")
 	os.WriteFile(junk, []byte(strings.Repeat("not a database ", 100)), 0o600)
-	if _, err := Open(junk); err == nil {
+	if _, err := session.Open(junk); err == nil {
 		t.Error("opened a file that is not SQLite")
 	}
-	if _, err := Open(""); err == nil {
+	if _, err := session.Open(""); err == nil {
 		t.Error("opened an empty path")
 	}
 }
@@ -134,7 +136,7 @@ func TestDefaultPath(t *testing.T) {
 		if c.unset != "" {
 			t.Setenv(c.unset, "")
 		}
-		if p, err := DefaultPath(); err != nil || p != c.want {
+		if p, err := session.DefaultPath(); err != nil || p != c.want {
 			t.Errorf("DefaultPath() = %q, %v; want %q", p, err, c.want)
 		}
 	}
@@ -147,12 +149,12 @@ func TestDefaultPath(t *testing.T) {
 // under a writer lease (the leases table the migration added).
 func TestOpenReadsSchema1Database(t *testing.T) {
 	s := openPath(t, loadDump(t, "schema1.sql"))
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
+	if v := pragma(t, session.DBOf(s), "user_version"); v != fmt.Sprint(session.SchemaVersion) {
 		t.Errorf("user_version %s", v)
 	}
 	ctx := t.Context()
 
-	a := mainScript("main0000loop0001")
+	a := storetest.MainScript("main0000loop0001")
 	d, err := s.LoadSession(ctx, "5e551011a")
 	if err != nil {
 		t.Fatal(err)
@@ -168,22 +170,22 @@ func TestOpenReadsSchema1Database(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonEq(t, "history of the old loop", h, a.hist)
-	want := cloneMsgs(a.hist[:9])
+	storetest.JSONEq(t, "history of the old loop", h, a.Hist)
+	want := storetest.CloneMessages(a.Hist[:9])
 	want[8].Content = want[8].Content[:2]
 	h, _ = s.History(ctx, "branch00")
-	jsonEq(t, "history of the old branch", h, want)
+	storetest.JSONEq(t, "history of the old branch", h, want)
 	if n, err := s.NextTurnIndex(ctx, "branch00"); err != nil || n != 5 {
 		t.Errorf("next turn of the old branch %d %v", n, err)
 	}
-	if l, _ := s.ListSessions(ctx, ListOptions{Cwd: "/work/b"}); len(l) != 1 || l[0].ID != "5e551011bbbb0002" || l[0].Turns != 1 {
+	if l, _ := s.ListSessions(ctx, session.ListOptions{Cwd: "/work/b"}); len(l) != 1 || l[0].ID != "5e551011bbbb0002" || l[0].Turns != 1 {
 		t.Errorf("sessions in /work/b: %+v", l)
 	}
 
 	// The crashed loop: two of three tool results stored, the third pending.
-	c := mainScript("crash000loop0003")
+	c := storetest.MainScript("crash000loop0003")
 	cut := 0
-	for i, e := range c.ev {
+	for i, e := range c.Events {
 		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "t0-1" {
 			cut = i + 1
 		}
@@ -193,7 +195,7 @@ func TestOpenReadsSchema1Database(t *testing.T) {
 		t.Fatalf("pending in the old file = %+v, %v; want the grep call t0-2", p, err)
 	}
 	var rest []event.Event
-	for _, e := range c.ev[cut+1:] {
+	for _, e := range c.Events[cut+1:] {
 		if e.Kind == event.ToolExecutionEnd || e.Kind == event.TurnEnd {
 			rest = append(rest, e)
 		}
@@ -201,19 +203,19 @@ func TestOpenReadsSchema1Database(t *testing.T) {
 			break
 		}
 	}
-	if err := s.Acquire(ctx, "5e551011bbbb0002", "resumer", LeaseTTL); err != nil {
+	if err := s.Acquire(ctx, "5e551011bbbb0002", "resumer", session.LeaseTTL); err != nil {
 		t.Fatalf("lease in the old file: %v", err)
 	}
-	if err := s.Acquire(ctx, "5e551011bbbb0002", "other", LeaseTTL); !errors.Is(err, ErrBusy) {
+	if err := s.Acquire(ctx, "5e551011bbbb0002", "other", session.LeaseTTL); !errors.Is(err, session.ErrBusy) {
 		t.Fatalf("second lease in the old file: %v; want ErrBusy", err)
 	}
-	feed(t, s, "5e551011bbbb0002", rest)
+	storetest.Feed(t, s, "5e551011bbbb0002", rest)
 	if p, _ := s.Pending(ctx, "crash000"); p != nil {
 		t.Errorf("pending after the resume: %+v", p)
 	}
 	h, _ = s.History(ctx, "crash000")
-	jsonEq(t, "history after the resumed turn", h, c.snap[cut+len(rest)+1])
-	if d, _ := s.LoadSession(ctx, "5e551011b"); d.Turns[0].Status != TurnCompleted || d.Turns[0].Usage != usage(100, 20, 0, 50) {
+	storetest.JSONEq(t, "history after the resumed turn", h, c.Snap[cut+len(rest)+1])
+	if d, _ := s.LoadSession(ctx, "5e551011b"); d.Turns[0].Status != session.TurnCompleted || d.Turns[0].Usage != storetest.Usage(100, 20, 0, 50) {
 		t.Errorf("resumed turn %+v", d.Turns[0])
 	}
 }
@@ -241,7 +243,7 @@ func loadDump(t *testing.T, name string) string {
 // migrateDump opens the dump at testdata/name, a file at schema version
 // from, which Open migrates to SchemaVersion; it fails the test unless
 // every row of the old tables is still there.
-func migrateDump(t *testing.T, name string, from int) *SQLite {
+func migrateDump(t *testing.T, name string, from int) *session.SQLite {
 	t.Helper()
 	path := loadDump(t, name)
 	raw, err := sql.Open("sqlite", path)
@@ -254,10 +256,10 @@ func migrateDump(t *testing.T, name string, from int) *SQLite {
 	}
 	before := rowCounts(t, raw)
 	s := openPath(t, path)
-	if v := pragma(t, s.db, "user_version"); v != fmt.Sprint(SchemaVersion) {
-		t.Errorf("user_version %s after the migration; want %d", v, SchemaVersion)
+	if v := pragma(t, session.DBOf(s), "user_version"); v != fmt.Sprint(session.SchemaVersion) {
+		t.Errorf("user_version %s after the migration; want %d", v, session.SchemaVersion)
 	}
-	if after := rowCounts(t, s.db); after != before {
+	if after := rowCounts(t, session.DBOf(s)); after != before {
 		t.Errorf("the migration changed the rows: %s; before %s", after, before)
 	}
 	return s
@@ -289,23 +291,23 @@ func rowCounts(t *testing.T, db *sql.DB) string {
 func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
 	s := migrateDump(t, "schema2.sql", 2)
 	var prev sql.NullString
-	if err := s.db.QueryRow(`SELECT previous_loop_id FROM loops WHERE id = 'main0000loop0001'`).Scan(&prev); err != nil || prev.Valid {
+	if err := session.DBOf(s).QueryRow(`SELECT previous_loop_id FROM loops WHERE id = 'main0000loop0001'`).Scan(&prev); err != nil || prev.Valid {
 		t.Fatalf("previous_loop_id of an old loop: %v %v; want NULL", prev, err)
 	}
 	ctx := t.Context()
-	a := mainScript("main0000loop0001") // its v2 events: four prompts in one loop
-	a.loopID, a.turns = "main0000loop0001", 6
+	a := storetest.MainScript("main0000loop0001") // its v2 events: four prompts in one loop
+	a.LoopID, a.Turns = "main0000loop0001", 6
 	h, err := s.History(ctx, "main0000loop0001")
 	if err != nil {
 		t.Fatal(err)
 	}
-	old := cloneMsgs(a.hist)
-	jsonEq(t, "history of the old loop", h, old)
-	branch := cloneMsgs(old[:9])
+	old := storetest.CloneMessages(a.Hist)
+	storetest.JSONEq(t, "history of the old loop", h, old)
+	branch := storetest.CloneMessages(old[:9])
 	branch[8].Content = append(branch[8].Content[:2], llm.TextBlock("other way"))
 	branch = append(branch, llm.AssistantText("fine"))
 	h, _ = s.History(ctx, "branch00")
-	jsonEq(t, "history of the old branch", h, branch)
+	storetest.JSONEq(t, "history of the old branch", h, branch)
 	for loop, want := range map[string]int{"main0000loop0001": 6, "branch00loop0002": 6, "crash000loop0003": 1} {
 		if n, err := s.NextTurnIndex(ctx, loop); err != nil || n != want {
 			t.Errorf("next turn index of old loop %s: %d %v; want %d", loop, n, err, want)
@@ -326,15 +328,15 @@ func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
 		t.Fatal(err)
 	}
 	h, _ = s.History(ctx, "newbranch")
-	jsonEq(t, "branch of the old branch at a copied turn", h, old[:6])
+	storetest.JSONEq(t, "branch of the old branch at a copied turn", h, old[:6])
 
 	// Resume session 1 and prompt: a new loop at index 0 after the old one.
-	next := newFake("newloop0")
-	next.hist, next.prev, next.clock = cloneMsgs(old), "main0000loop0001", a.clock.Add(time.Hour)
-	next.prompt("and then?", event.TriggerUser, call{resp: llm.AssistantText("then this"), stop: llm.StopEndTurn, usage: usage(1, 1, 0, 0)})
-	feed(t, s, "5e552022aaaa0001", next.ev)
+	next := storetest.NewScript("newloop0")
+	next.Hist, next.Prev, next.Clock = storetest.CloneMessages(old), "main0000loop0001", a.Clock.Add(time.Hour)
+	next.Prompt("and then?", event.TriggerUser, storetest.Call{Resp: llm.AssistantText("then this"), Stop: llm.StopEndTurn, Usage: storetest.Usage(1, 1, 0, 0)})
+	storetest.Feed(t, s, "5e552022aaaa0001", next.Events)
 	h, _ = s.History(ctx, "newloop0")
-	jsonEq(t, "history of the new loop", h, next.hist)
+	storetest.JSONEq(t, "history of the new loop", h, next.Hist)
 	if latest, _ := s.LatestLoop(ctx, "5e552022aaaa0001"); latest != "newloop0" {
 		t.Errorf("latest loop %s; want newloop0", latest)
 	}
@@ -357,39 +359,39 @@ func TestMigrateSchema2ChainsNewLoops(t *testing.T) {
 func TestMigrateSchema3StoresPings(t *testing.T) {
 	s := migrateDump(t, "schema3.sql", 3)
 	ctx := t.Context()
-	a := mainScript("main0000loop0001")
+	a := storetest.MainScript("main0000loop0001")
 	h, err := s.History(ctx, "main0000loop0001-p4")
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonEq(t, "history of the old conversation", h, a.hist)
+	storetest.JSONEq(t, "history of the old conversation", h, a.Hist)
 	h, _ = s.History(ctx, "branch00")
-	jsonEq(t, "history of the old branch (after the last turn: all of it)", h, a.hist)
+	storetest.JSONEq(t, "history of the old branch (after the last turn: all of it)", h, a.Hist)
 	if p, err := s.Pending(ctx, "crash000"); err != nil || len(p) != 1 || p[0].ID != "t0-2" {
 		t.Errorf("pending in the old crashed loop %+v %v; want t0-2", p, err)
 	}
-	list, err := s.ListSessions(ctx, ListOptions{})
+	list, err := s.ListSessions(ctx, session.ListOptions{})
 	if err != nil || len(list) != 2 {
 		t.Fatalf("sessions %+v %v", list, err)
 	}
 	for _, x := range list {
-		if x.Pings != (PingTotals{}) {
+		if x.Pings != (session.PingTotals{}) {
 			t.Errorf("old session %s has pings %+v; none were stored", x.ID, x.Pings)
 		}
 	}
-	old := list[slices.IndexFunc(list, func(x SessionSummary) bool { return x.ID == "5e553033aaaa0001" })]
+	old := list[slices.IndexFunc(list, func(x session.SessionSummary) bool { return x.ID == "5e553033aaaa0001" })]
 	if old.Loops != 5 || old.Turns != 6 {
 		t.Errorf("old session: %d loops, %d turns; want 5 (four prompts and a branch) and 6", old.Loops, old.Turns)
 	}
 
-	at := a.clock.Add(time.Hour)
-	feed(t, s, "5e553033aaaa0001", []event.Event{pingEvent(at, 1, usage(4, 1, 3000, 0))})
+	at := a.Clock.Add(time.Hour)
+	storetest.Feed(t, s, "5e553033aaaa0001", []event.Event{storetest.PingEvent(at, 1, storetest.Usage(4, 1, 3000, 0))})
 	d, err := s.LoadSession(ctx, "5e553033aaaa")
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonEq(t, "pings after the migration", d.Pings, []Ping{{At: at.UTC(), Usage: usage(4, 1, 3000, 0)}})
-	list, _ = s.ListSessions(ctx, ListOptions{Cwd: "/work/a"})
+	storetest.JSONEq(t, "pings after the migration", d.Pings, []session.Ping{{At: at.UTC(), Usage: storetest.Usage(4, 1, 3000, 0)}})
+	list, _ = s.ListSessions(ctx, session.ListOptions{Cwd: "/work/a"})
 	if len(list) != 1 || list[0].Pings.Count != 1 || list[0].Usage != old.Usage || list[0].UpdatedAt != old.UpdatedAt {
 		t.Errorf("summary after a ping %+v; want one ping and the turns' usage and update time unchanged (%+v)", list, old)
 	}

@@ -15,9 +15,11 @@
 //   - Memory (NewMemory) keeps everything in the process and loses it on exit.
 //     Use it in tests and in embedders that need the session API (history,
 //     pending tool calls, branch) without a file.
+//   - PostgreSQL (package session/postgres) keeps sessions in a database
+//     that several machines share (docs/sessions.md).
 //
-// Both give the same answers for the same writes; one behavioural test suite
-// runs against both.
+// All give the same answers for the same writes; one behavioural test suite,
+// session/storetest, runs against each, and any other backend can run it.
 //
 // The Recorder writes one Step per completed step of a turn (model call, each
 // tool result, turn end), and a Store applies a Step atomically, so a process
@@ -52,10 +54,14 @@ var ErrAmbiguous = errors.New("ambiguous id prefix")
 // ErrClosed is wrapped by the errors a Memory store returns after Close.
 var ErrClosed = errors.New("store is closed")
 
-// Store holds sessions, their loops, turns and message history. *SQLite and
-// *Memory implement it.
+// Store holds sessions, their loops, turns and message history: a Core plus
+// every optional interface — Brancher, TLDRStore, Leaser and Pinger — as
+// the CLI, ACP and strata.Workspace need. *SQLite, *Memory and the
+// PostgreSQL store (session/postgres) implement it; session/storetest is the
+// contract suite any implementation runs (docs/sessions.md).
 //
-// Contract, for every implementation:
+// Contract, for every implementation (of Core and of the optional
+// interfaces it has):
 //   - Safe for concurrent use by several goroutines. A Step is atomic: a
 //     reader sees all of it or none of it, and a failed WriteStep stores
 //     nothing.
@@ -70,6 +76,20 @@ var ErrClosed = errors.New("store is closed")
 //     implementation.
 //   - After Close, every method fails.
 type Store interface {
+	Core
+	Brancher
+	TLDRStore
+	Leaser
+	Pinger
+}
+
+// Core is what every session store implements: sessions, their loops,
+// history and pending calls, and the Recorder's write path. A backend may
+// stop here; code that needs more type-asserts the optional interfaces
+// (Brancher, TLDRStore, Leaser, Pinger), and the Recorder refuses a
+// keep-alive ping for a store that is not a Pinger. The contract is
+// Store's.
+type Core interface {
 	// CreateSession stores a new session described by meta (its Title cut to
 	// its first line), with CreatedAt and UpdatedAt set to now, and returns
 	// it. An empty meta.ID gets a random 16-hex-digit id. It fails when
@@ -115,6 +135,16 @@ type Store interface {
 	// collide; its next prompt starts a new loop at index 0.
 	NextTurnIndex(ctx context.Context, loopID string) (int, error)
 
+	Writer
+
+	// Close releases the store. Recorders writing to it must not be used
+	// afterwards.
+	Close() error
+}
+
+// Brancher is the optional interface of stores that branch a conversation
+// (`strata sessions branch`).
+type Brancher interface {
 	// Branch creates loop newLoopID in session sessionID whose history is loop
 	// loopID's history up to and including turn turnIndex's messages (its
 	// input, output and tool results; not a later message merged into the
@@ -127,9 +157,11 @@ type Store interface {
 	// that does not exist. loopID must belong to sessionID (else
 	// ErrNotFound); newLoopID must be a new, non-empty id.
 	Branch(ctx context.Context, sessionID, loopID string, turnIndex int, newLoopID string) error
+}
 
-	Writer
-
+// TLDRStore is the optional interface of stores that keep the model-written
+// tl;drs of detached history chunks (docs/panels.md, "tl;dr").
+type TLDRStore interface {
 	// SaveTLDR stores text as the tl;dr of the message text whose TLDRKey
 	// is key, in session sessionID (a full id): written by the loop's model
 	// for a detached history chunk (compact.Summarizer), or "" when that
@@ -143,7 +175,11 @@ type Store interface {
 	// of a file written before schema version 4). An unknown session gives
 	// ErrNotFound.
 	TLDRs(ctx context.Context, sessionID string) (map[string]string, error)
+}
 
+// Leaser is the optional interface of stores that keep a writer lease per
+// session (Hold), so that two processes never interleave their steps.
+type Leaser interface {
 	// Acquire takes, or renews, the writer lease on session sessionID (a
 	// full id) for owner until now+ttl: one writer per session at a time,
 	// so two processes never interleave their steps in one history. It
@@ -159,10 +195,17 @@ type Store interface {
 	// Release drops owner's lease on session sessionID; a lease held by
 	// another owner (or none) is left alone, without error.
 	Release(ctx context.Context, sessionID, owner string) error
+}
 
-	// Close releases the store. Recorders writing to it must not be used
-	// afterwards.
-	Close() error
+// Pinger is the optional interface of stores that keep a session's
+// keep-alive pings (docs/keepalive.md).
+type Pinger interface {
+	// AddPing stores keep-alive ping p of session sessionID (a full id):
+	// its cost, apart from every turn (SessionDetail.Pings, SessionSummary
+	// .Pings). It touches no loop, turn, message or the session's UpdatedAt
+	// (a ping is no activity of the user's). An unknown session gives an
+	// error wrapping ErrNotFound.
+	AddPing(ctx context.Context, sessionID string, p Ping) error
 }
 
 // Writer is the write path of a Recorder. The Recorder owns the logic — which
@@ -182,13 +225,6 @@ type Writer interface {
 	// another session, when InsertTurn or an Insert part is already stored,
 	// or when UpdateTurn or a Replace part is not (ErrNotFound).
 	WriteStep(ctx context.Context, s Step) error
-
-	// AddPing stores keep-alive ping p of session sessionID (a full id):
-	// its cost, apart from every turn (SessionDetail.Pings, SessionSummary
-	// .Pings). It touches no loop, turn, message or the session's UpdatedAt
-	// (a ping is no activity of the user's). An unknown session gives an
-	// error wrapping ErrNotFound.
-	AddPing(ctx context.Context, sessionID string, p Ping) error
 }
 
 // ListOptions selects the sessions ListSessions returns.

@@ -65,7 +65,14 @@ func printConfig(w io.Writer, format string) error {
 	}
 	db, err := session.DefaultPath()
 	if err != nil {
-		db = "none: " + err.Error() + " (pass --db or set STRATA_DATA_DIR)"
+		db = "none: " + err.Error() + " (pass --store or set STRATA_STORE or STRATA_DATA_DIR)"
+	}
+	shown := slices.Clone(effective)
+	for i, o := range shown {
+		if o.Key == "store" && o.Value != "" {
+			shown[i].Value = redactStore(o.Value) // a DSN may carry a password
+			db = shown[i].Value
+		}
 	}
 	switch format {
 	case "json":
@@ -76,7 +83,7 @@ func printConfig(w io.Writer, format string) error {
 			LogFile  string   `json:"log_file"`
 			Database string   `json:"session_db"`
 			Settings []origin `json:"settings"`
-		}{path, logFile, db, effective})
+		}{path, logFile, db, shown})
 	case "table":
 	default:
 		return usagef("unknown --format %q (valid: table, json)", format)
@@ -84,7 +91,7 @@ func printConfig(w io.Writer, format string) error {
 	fmt.Fprintf(w, "config file: %s (%s)\nlog file: %s\nsession database: %s\n\n", path, state, logFile, db)
 	tw := tabwriter.NewWriter(w, 0, 0, 2, ' ', 0)
 	fmt.Fprintln(tw, "SETTING\tVALUE\tFROM")
-	for _, o := range effective {
+	for _, o := range shown {
 		v := o.Value
 		if v == "" {
 			v = "-"
@@ -139,7 +146,11 @@ func preRun(c *cobra.Command, _ []string) error {
 	effective = o
 	for _, x := range o {
 		if x.Source != "default" {
-			slog.Debug("setting", "key", x.Key, "value", x.Value, "from", x.Source)
+			v := x.Value
+			if x.Key == "store" {
+				v = redactStore(v) // never a DSN's password in the log
+			}
+			slog.Debug("setting", "key", x.Key, "value", v, "from", x.Source)
 		}
 	}
 	return nil

@@ -43,6 +43,7 @@ func watchInterrupt(c *cobra.Command) *interruptWatch {
 			select {
 			case <-ch:
 				if w.got.Swap(true) {
+					flushTelemetry()
 					os.Exit(exitInterrupted)
 				}
 			case <-done:

@@ -44,6 +44,7 @@ func execute(args []string) int {
 	c, _, _ := root.Find(args)
 	watch := watchInterrupt(c)
 	err := root.Execute()
+	flushTelemetry()
 	code := exitCode(err, watch)
 	logs.endLog(code, err)
 	return code

@@ -30,7 +30,7 @@ func TestMain(m *testing.M) {
 	// log file or config file.
 	os.Setenv("STRATA_LOG_FILE", filepath.Join(dir, "strata.log"))
 	os.Setenv("STRATA_CONFIG", filepath.Join(dir, "no-config.yaml"))
-	for _, k := range []string{"STRATA_PROVIDER", "STRATA_MODEL", "STRATA_LAYOUT", "STRATA_APPROVE"} {
+	for _, k := range []string{"STRATA_PROVIDER", "STRATA_MODEL", "STRATA_LAYOUT", "STRATA_APPROVE", "STRATA_STORE"} {
 		os.Unsetenv(k)
 	}
 	if out, err := exec.Command("go", "build", "-o", binary, ".").CombinedOutput(); err != nil {

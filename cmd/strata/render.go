@@ -16,7 +16,6 @@ import (
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
-	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/token"
 )
 
@@ -62,7 +61,7 @@ instead (--format json for the same as JSON).`,
 	fl.StringVar(&f.format, "format", "table", "with --explain: table or json")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap in tokens (0 = provider default)")
 	fl.StringVar(&f.session, "session", "", "continue this stored session: its latest loop's history comes before PROMPT")
-	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, $XDG_DATA_HOME/strata/strata.db)")
+	addStoreFlags(fl, &f.db)
 	fl.StringVar(&f.now, "now", "", "request time as RFC 3339 (default: the current time); fixes the timestamps panels prints")
 	fl.BoolVar(&f.live, "live", false, "start the agent as a run would: launch its MCP servers (their tools join the request) and run its agentSpawn hooks")
 	fl.BoolVar(&f.trust, "trust", false, "with --live: "+trustHelp)
@@ -155,22 +154,6 @@ func requestPath(raw string) string {
 		return raw
 	}
 	return u.RequestURI()
-}
-
-// openStore opens the session database at path ("" = session.DefaultPath()).
-func openStore(path string) (session.Store, error) {
-	if path == "" {
-		p, err := session.DefaultPath()
-		if err != nil {
-			return nil, usagef("no session database: %v (pass --db or set STRATA_DATA_DIR)", err)
-		}
-		path = p
-	}
-	st, err := session.Open(path)
-	if err != nil {
-		return nil, err
-	}
-	return st, nil
 }
 
 // printBreakdown writes the layers as a table or JSON, with the provider's

@@ -107,7 +107,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.BoolVar(&f.compactTLDR, "compact-tldr", false, "with --compact: detached chunks show a model-written tl;dr of each long message (asked of the same provider and model; docs/panels.md, \"tl;dr\")")
 	fl.StringSliceVar(&f.replayFiles, "replay", nil, "serve these recorded response files on 127.0.0.1 instead of calling the provider")
 	fl.DurationVar(&f.replayDelay, "replay-delay", 0, "with --replay or the offline demo: pause this long before each streamed event (to watch or cancel a stream)")
-	fl.StringVar(&f.db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, else $XDG_DATA_HOME/strata/strata.db)")
+	addStoreFlags(fl, &f.db)
 	fl.DurationVar(&f.streamIdle, "stream-idle-timeout", llm.DefaultStreamIdleTimeout,
 		"fail a model call when the server sends nothing for this long (0 = no limit)")
 	fl.DurationVar(&f.maxRetryDelay, "max-retry-delay", llm.DefaultMaxRetryDelay,
@@ -290,6 +290,7 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	if o.Store, err = openStore(f.db); err != nil {
 		return nil, err
 	}
+	withTelemetry(&o)
 	ws, err := strata.Open(ctx, o)
 	if err != nil {
 		o.Store.Close()

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -27,11 +28,11 @@ func newSessionsCmd() *cobra.Command {
 		Use:   "sessions",
 		Short: "List, show, resume and branch the recorded sessions",
 		Long: `Every 'strata run' is recorded in a SQLite database ($STRATA_DATA_DIR/strata.db,
-else $XDG_DATA_HOME/strata/strata.db, else ~/.local/share/strata/strata.db; --db
-overrides): sessions, their loops, turns (trigger, stop reason, usage incl. cache
+else $XDG_DATA_HOME/strata/strata.db, else ~/.local/share/strata/strata.db; --store
+overrides, and takes a PostgreSQL database as postgres://…): sessions, their loops, turns (trigger, stop reason, usage incl. cache
 read/write tokens) and messages, one transaction per completed step.`,
 	}
-	cmd.PersistentFlags().StringVar(&db, "db", "", "session database (default: $STRATA_DATA_DIR/strata.db, …)")
+	addStoreFlags(cmd.PersistentFlags(), &db)
 	var lf listFlags
 	list := &cobra.Command{
 		Use:   "list",
@@ -87,7 +88,7 @@ side-effecting calls after it, which never started, are not run either.
 			if err := checkSessionArg(args[0]); err != nil {
 				return err
 			}
-			f.db, f.session = *db, args[0]
+			f.db, f.session = cmp.Or(f.db, *db), args[0] // its own --store, else the parent's
 			text := strings.Join(args[1:], " ")
 			return drive(cmd.Context(), f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 				if n := len(s.Pending()); n > 0 && !rerun {
@@ -135,7 +136,7 @@ LOOP (a unique prefix works) instead, any loop of the session, as listed by
 			if err != nil {
 				return usagef("--turn %q: %v (see 'strata sessions show %s')", turn, err, args[0])
 			}
-			f.db = *db
+			f.db = cmp.Or(f.db, *db) // its own --store, else the parent's
 			text := strings.Join(args[1:], " ")
 			return driveTarget(cmd.Context(), f, target{session: args[0], branchFrom: n, branchLoop: loop},
 				func(ctx context.Context, s *strata.Session) (*agent.Result, error) { return s.Prompt(ctx, text) })

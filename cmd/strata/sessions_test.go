@@ -18,6 +18,7 @@ import (
 	"github.com/strata-agent/strata/internal/proctest"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/session/postgres/pgtest"
 )
 
 // writeStream writes an authored Anthropic stream to dir/name and returns the
@@ -97,11 +98,21 @@ func killMidCall(t *testing.T, ws, streams string, env []string) (id, loop strin
 // `sessions branch` starts a new loop from turn 0. With --rerun-interrupted
 // the call runs again.
 func TestAttackSIGKILLThenResume(t *testing.T) {
+	attackSIGKILLThenResume(t, []string{"STRATA_DATA_DIR=" + t.TempDir()})
+}
+
+// The same with the sessions in PostgreSQL (STRATA_STORE=postgres://…, the
+// test server of scripts/postgres-test): resume and branch behave exactly as
+// with SQLite.
+func TestAttackSIGKILLThenResumePostgres(t *testing.T) {
+	attackSIGKILLThenResume(t, []string{"STRATA_DATA_DIR=" + t.TempDir(), "STRATA_STORE=" + pgtest.EmptyDSN(t)})
+}
+
+func attackSIGKILLThenResume(t *testing.T, env []string) {
 	streams := t.TempDir()
 	final := writeStream(t, streams, "final.sse", llm.Usage{Input: 80, CacheRead: 1500, Output: 12}, llm.StopEndTurn,
 		llm.TextBlock("Noted."))
-	ws, data := t.TempDir(), t.TempDir()
-	env := []string{"STRATA_DATA_DIR=" + data}
+	ws := t.TempDir()
 	id, loop := killMidCall(t, ws, streams, env)
 	r := runCLI(t, ws, env, "sessions", "show", id)
 	if r.code != 0 || !strings.Contains(r.stdout, "in_progress") || !strings.Contains(r.stdout, "toolu_k1") {

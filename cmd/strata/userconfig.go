@@ -43,7 +43,8 @@ var settings = []setting{
 	{key: "stream_idle_timeout", flag: "stream-idle-timeout", kind: "duration"},
 	{key: "max_retry_delay", flag: "max-retry-delay", kind: "duration"},
 	{key: "request_timeout", flag: "request-timeout", kind: "duration"},
-	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive}, // chat and acp only
+	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive},          // chat and acp only
+	{key: "store", flag: "store", env: "STRATA_STORE", kind: "string", check: checkStore}, // --db is its older name
 }
 
 // simCommands are the commands whose --provider names a cache simulator
@@ -250,6 +251,8 @@ func applyUserConfig(c *cobra.Command) ([]origin, error) {
 		switch env := os.Getenv(s.env); {
 		case f.Changed:
 			o.Source = "flag --" + s.flag
+		case s.key == "store" && c.Flags().Changed("db"):
+			o.Source = "flag --db"
 		case s.env != "" && env != "":
 			if err := s.validate(env); err != nil {
 				return nil, usagef("%s=%s: %v", s.env, env, err)

@@ -1,8 +1,9 @@
-package session
+package storetest
 
 import (
 	"errors"
 	"fmt"
+	"github.com/strata-agent/strata/session"
 	"strings"
 	"testing"
 
@@ -12,31 +13,28 @@ import (
 
 // The whole scripted session, recorded: History equals the agent's history
 // (merges included), and each turn record matches its events.
-func TestRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T) {
-	eachStore(t, testRecorderMultiTurnMatchesHistoryAndEvents)
-}
 
-func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store) {
+func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ Backend, s session.Store) {
 	ctx := t.Context()
-	sess, err := s.CreateSession(ctx, SessionMeta{Cwd: "/w", Provider: "fake", Model: "m"})
+	sess, err := s.CreateSession(ctx, session.SessionMeta{Cwd: "/w", Provider: "fake", Model: "m"})
 	if err != nil {
 		t.Fatal(err)
 	}
-	a := mainScript("loop1")
-	feed(t, s, sess.ID, a.ev)
+	a := MainScript("loop1")
+	Feed(t, s, sess.ID, a.Events)
 
 	// A loop per user prompt (docs/turn.md, rule 2: "turn_index — Zero-based
 	// index within the current loop (0 = first turn after AgentStart)"): the
 	// four prompts are four loops, chained, and the last one's history is the
 	// whole conversation.
-	if want := []string{"loop1", "loop1-p2", "loop1-p3", "loop1-p4"}; strings.Join(a.loops, " ") != strings.Join(want, " ") {
-		t.Fatalf("fake loops %q; want %q", a.loops, want)
+	if want := []string{"loop1", "loop1-p2", "loop1-p3", "loop1-p4"}; strings.Join(a.Loops, " ") != strings.Join(want, " ") {
+		t.Fatalf("fake loops %q; want %q", a.Loops, want)
 	}
-	h, err := s.History(ctx, a.loopID)
+	h, err := s.History(ctx, a.LoopID)
 	if err != nil {
 		t.Fatal(err)
 	}
-	jsonEq(t, "history", h, a.hist)
+	JSONEq(t, "history", h, a.Hist)
 	if h1, _ := s.History(ctx, "loop1"); len(h1) != 6 {
 		t.Errorf("history of the first loop: %d messages, want the first prompt's 6", len(h1))
 	}
@@ -59,15 +57,15 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 	for i, l := range d.Loops {
 		prev := ""
 		if i > 0 {
-			prev = a.loops[i-1]
+			prev = a.Loops[i-1]
 		}
-		if l.ID != a.loops[i] || l.PreviousLoopID != prev || l.Trigger != event.TriggerUser || l.BranchedFromLoop != "" {
-			t.Errorf("loop %d: %+v; want %s after %q", i, l, a.loops[i], prev)
+		if l.ID != a.Loops[i] || l.PreviousLoopID != prev || l.Trigger != event.TriggerUser || l.BranchedFromLoop != "" {
+			t.Errorf("loop %d: %+v; want %s after %q", i, l, a.Loops[i], prev)
 		}
 	}
 	// Check each turn against its turn_start / turn_end events.
 	starts, ends := map[event.TurnID]event.Event{}, map[event.TurnID]event.Event{}
-	for _, e := range a.ev {
+	for _, e := range a.Events {
 		switch e.Kind {
 		case event.TurnStart:
 			starts[*e.Turn] = e
@@ -88,9 +86,9 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 		if tr.TriggeredBy != st.Trigger || tr.CorrelationID != st.CorrelationID || !tr.StartedAt.Equal(st.Time) || !tr.EndedAt.Equal(en.Time) {
 			t.Errorf("turn %d header %+v does not match events %+v / %+v", tr.Index, tr, st, en)
 		}
-		wantStatus, wantUsage := TurnCompleted, llm.Usage{}
+		wantStatus, wantUsage := session.TurnCompleted, llm.Usage{}
 		if en.Error != "" {
-			wantStatus = TurnFailed
+			wantStatus = session.TurnFailed
 			if tr.Error != en.Error {
 				t.Errorf("turn %d error %q", tr.Index, tr.Error)
 			}
@@ -102,31 +100,31 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 		}
 		sum = sum.Add(tr.Usage)
 	}
-	kinds := map[MessageKind]int{}
+	kinds := map[session.MessageKind]int{}
 	for _, m := range d.Messages {
 		kinds[m.Kind]++
 	}
-	if kinds[KindInput] != 4 || kinds[KindOutput] != 5 || kinds[KindToolResults] != 3 {
+	if kinds[session.KindInput] != 4 || kinds[session.KindOutput] != 5 || kinds[session.KindToolResults] != 3 {
 		t.Errorf("message parts by kind: %v", kinds)
 	}
-	if n := d.Messages[len(d.Messages)-1]; n.Seq != 9 || n.Part != 0 || n.Kind != KindOutput {
+	if n := d.Messages[len(d.Messages)-1]; n.Seq != 9 || n.Part != 0 || n.Kind != session.KindOutput {
 		t.Errorf("last part %+v", n)
 	}
 
-	list, err := s.ListSessions(ctx, ListOptions{})
+	list, err := s.ListSessions(ctx, session.ListOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(list) != 1 || list[0].Turns != 6 || list[0].Usage != sum || list[0].Usage.CacheRead != 740 || list[0].Usage.CacheWrite != 55 {
 		t.Errorf("summary %+v, want 6 turns and usage %+v", list, sum)
 	}
-	if p, err := s.Pending(ctx, a.loopID); err != nil || p != nil {
+	if p, err := s.Pending(ctx, a.LoopID); err != nil || p != nil {
 		t.Errorf("pending after a finished session: %v %v", p, err)
 	}
 	if n, err := s.NextTurnIndex(ctx, "loop1"); err != nil || n != 3 {
 		t.Errorf("next turn index of the first loop %d %v; want 3", n, err)
 	}
-	if n, err := s.NextTurnIndex(ctx, a.loopID); err != nil || n != 1 {
+	if n, err := s.NextTurnIndex(ctx, a.LoopID); err != nil || n != 1 {
 		t.Errorf("next turn index of the last loop %d %v; want 1", n, err)
 	}
 }
@@ -134,27 +132,26 @@ func testRecorderMultiTurnMatchesHistoryAndEvents(t *testing.T, _ impl, s Store)
 // A crash after any event leaves exactly the completed steps: for every cut
 // point, a fresh process reopening the store sees the history the agent held
 // at the last completed step (never a half-written turn).
-func TestRecorderCrashAtEveryEvent(t *testing.T) { eachStore(t, testRecorderCrashAtEveryEvent) }
 
-func testRecorderCrashAtEveryEvent(t *testing.T, im impl, s Store) {
+func testRecorderCrashAtEveryEvent(t *testing.T, be Backend, s session.Store) {
 	ctx := t.Context()
-	a := mainScript("loopc")
-	for k := 0; k <= len(a.ev); k++ {
+	a := MainScript("loopc")
+	for k := 0; k <= len(a.Events); k++ {
 		if k > 0 {
-			s = im.open(t)
+			s = full(be.Open(t))
 		}
-		sess, err := s.CreateSession(ctx, SessionMeta{})
+		sess, err := s.CreateSession(ctx, session.SessionMeta{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		feed(t, s, sess.ID, a.ev[:k])
-		s2 := im.crash(t, s)
+		Feed(t, s, sess.ID, a.Events[:k])
+		s2 := be.crash(t, s)
 		latest, err := s2.LatestLoop(ctx, sess.ID)
 		var h []llm.Message
 		if err == nil {
 			h, err = s2.History(ctx, latest)
 		}
-		if errors.Is(err, ErrNotFound) {
+		if errors.Is(err, session.ErrNotFound) {
 			h, err = nil, nil
 		}
 		if err != nil {
@@ -162,13 +159,13 @@ func testRecorderCrashAtEveryEvent(t *testing.T, im impl, s Store) {
 		}
 		want := []llm.Message{}
 		if k > 0 {
-			want = a.snap[k-1]
+			want = a.Snap[k-1]
 		}
 		if len(h) != len(want) {
-			t.Fatalf("cut after %d events (%s): %d messages stored, want %d", k, a.ev[max(k-1, 0)].Kind, len(h), len(want))
+			t.Fatalf("cut after %d events (%s): %d messages stored, want %d", k, a.Events[max(k-1, 0)].Kind, len(h), len(want))
 		}
 		if len(want) > 0 {
-			jsonEq(t, "history after cut", h, want)
+			JSONEq(t, "history after cut", h, want)
 		}
 		s2.Close()
 	}
@@ -176,20 +173,19 @@ func testRecorderCrashAtEveryEvent(t *testing.T, im impl, s Store) {
 
 // A crash after 2 of 3 tools: the two results are kept, the turn stays in
 // progress with the model call's usage, and Pending names the third call.
-func TestRecorderCrashMidTools(t *testing.T) { eachStore(t, testRecorderCrashMidTools) }
 
-func testRecorderCrashMidTools(t *testing.T, im impl, s Store) {
+func testRecorderCrashMidTools(t *testing.T, be Backend, s session.Store) {
 	ctx := t.Context()
-	a := mainScript("loopm")
+	a := MainScript("loopm")
 	cut := 0
-	for i, e := range a.ev {
+	for i, e := range a.Events {
 		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "t0-1" {
 			cut = i + 1
 		}
 	}
-	sess, _ := s.CreateSession(ctx, SessionMeta{})
-	feed(t, s, sess.ID, a.ev[:cut+1]) // + the third tool's start
-	s = im.crash(t, s)
+	sess, _ := s.CreateSession(ctx, session.SessionMeta{})
+	Feed(t, s, sess.ID, a.Events[:cut+1]) // + the third tool's start
+	s = be.crash(t, s)
 	h, err := s.History(ctx, "loopm")
 	if err != nil {
 		t.Fatal(err)
@@ -202,13 +198,13 @@ func testRecorderCrashMidTools(t *testing.T, im impl, s Store) {
 		t.Fatalf("pending = %+v, %v; want the grep call t0-2", p, err)
 	}
 	d, _ := s.LoadSession(ctx, sess.ID)
-	if tr := d.Turns[0]; tr.Status != TurnInProgress || tr.Usage != usage(100, 20, 0, 50) || !tr.EndedAt.IsZero() {
+	if tr := d.Turns[0]; tr.Status != session.TurnInProgress || tr.Usage != Usage(100, 20, 0, 50) || !tr.EndedAt.IsZero() {
 		t.Errorf("turn after crash: %+v", tr)
 	}
 
 	// A resume that runs the missing tool and ends the turn, seen by a new
 	// recorder: the turn completes in place.
-	rest := a.ev[cut+1:]
+	rest := a.Events[cut+1:]
 	var tail []event.Event
 	for _, e := range rest {
 		if e.Kind == event.ToolExecutionEnd || e.Kind == event.TurnEnd {
@@ -218,36 +214,35 @@ func testRecorderCrashMidTools(t *testing.T, im impl, s Store) {
 			break
 		}
 	}
-	feed(t, s, sess.ID, tail)
+	Feed(t, s, sess.ID, tail)
 	if p, _ := s.Pending(ctx, "loopm"); p != nil {
 		t.Errorf("pending after resume: %+v", p)
 	}
 	h, _ = s.History(ctx, "loopm")
-	jsonEq(t, "history after resumed turn", h, a.snap[cut+len(tail)+1])
+	JSONEq(t, "history after resumed turn", h, a.Snap[cut+len(tail)+1])
 	d, _ = s.LoadSession(ctx, sess.ID)
-	if d.Turns[0].Status != TurnCompleted {
+	if d.Turns[0].Status != session.TurnCompleted {
 		t.Errorf("resumed turn status %s", d.Turns[0].Status)
 	}
 }
 
 // A crash mid-stream loses the turn's input too (it was never committed) and
 // nothing of the call; the previous turn is intact.
-func TestRecorderCrashMidStream(t *testing.T) { eachStore(t, testRecorderCrashMidStream) }
 
-func testRecorderCrashMidStream(t *testing.T, _ impl, s Store) {
+func testRecorderCrashMidStream(t *testing.T, _ Backend, s session.Store) {
 	ctx := t.Context()
-	a := mainScript("loops")
+	a := MainScript("loops")
 	cut := 0
-	for i, e := range a.ev {
+	for i, e := range a.Events {
 		if e.Kind == event.MessageUpdate && e.Turn.Index == 1 {
 			cut = i + 1
 			break
 		}
 	}
-	sess, _ := s.CreateSession(ctx, SessionMeta{})
-	feed(t, s, sess.ID, a.ev[:cut])
+	sess, _ := s.CreateSession(ctx, session.SessionMeta{})
+	Feed(t, s, sess.ID, a.Events[:cut])
 	d, _ := s.LoadSession(ctx, sess.ID)
-	if len(d.Turns) != 1 || d.Turns[0].Status != TurnCompleted {
+	if len(d.Turns) != 1 || d.Turns[0].Status != session.TurnCompleted {
 		t.Fatalf("turns: %+v", d.Turns)
 	}
 	if p, _ := s.Pending(ctx, "loops"); p != nil {
@@ -257,18 +252,15 @@ func testRecorderCrashMidStream(t *testing.T, _ impl, s Store) {
 
 // A turn that fails after its assistant message was committed (not what
 // agent.Agent does, but the contract) keeps its input and drops its output.
-func TestRecorderFailedTurnDropsCommittedOutput(t *testing.T) {
-	eachStore(t, testRecorderFailedTurnDropsCommittedOutput)
-}
 
-func testRecorderFailedTurnDropsCommittedOutput(t *testing.T, _ impl, s Store) {
+func testRecorderFailedTurnDropsCommittedOutput(t *testing.T, _ Backend, s session.Store) {
 	ctx := t.Context()
-	a := newFake("loopf")
-	m, res := toolCall("x", "glob", "grep")
-	a.prompt("hi", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
-		call{resp: llm.AssistantText("bye"), stop: llm.StopEndTurn})
+	a := NewScript("loopf")
+	m, res := ToolCall("x", "glob", "grep")
+	a.Prompt("hi", event.TriggerUser, Call{Resp: m, Stop: llm.StopToolUse, Usage: Usage(1, 1, 0, 0), Results: res},
+		Call{Resp: llm.AssistantText("bye"), Stop: llm.StopEndTurn})
 	var evs []event.Event
-	for _, e := range a.ev {
+	for _, e := range a.Events {
 		if e.Kind == event.ToolExecutionEnd && e.ToolCall.ID == "x-1" {
 			// Err only, as an event that did not pass through Bus.Emit.
 			evs = append(evs, event.Event{Kind: event.TurnEnd, Turn: e.Turn, Err: errors.New("tool crashed the turn"), Time: e.Time})
@@ -276,16 +268,16 @@ func testRecorderFailedTurnDropsCommittedOutput(t *testing.T, _ impl, s Store) {
 		}
 		evs = append(evs, e)
 	}
-	sess, _ := s.CreateSession(ctx, SessionMeta{})
-	feed(t, s, sess.ID, evs)
+	sess, _ := s.CreateSession(ctx, session.SessionMeta{})
+	Feed(t, s, sess.ID, evs)
 	h, _ := s.History(ctx, "loopf")
-	jsonEq(t, "history", h, []llm.Message{llm.UserText("hi")})
+	JSONEq(t, "history", h, []llm.Message{llm.UserText("hi")})
 	d, _ := s.LoadSession(ctx, sess.ID)
-	if len(d.Turns) != 1 || d.Turns[0].Status != TurnFailed || d.Turns[0].Error != "tool crashed the turn" {
+	if len(d.Turns) != 1 || d.Turns[0].Status != session.TurnFailed || d.Turns[0].Error != "tool crashed the turn" {
 		t.Fatalf("turn: %+v", d.Turns)
 	}
 	for _, m := range d.Messages {
-		if m.Kind != KindInput {
+		if m.Kind != session.KindInput {
 			t.Errorf("failed turn left a %s part", m.Kind)
 		}
 	}
@@ -293,30 +285,29 @@ func testRecorderFailedTurnDropsCommittedOutput(t *testing.T, _ impl, s Store) {
 
 // Sub-agent loops interleave with their parent's events; the child's loop
 // gets its parent, and LatestLoop skips it.
-func TestRecorderSubAgentLoop(t *testing.T) { eachStore(t, testRecorderSubAgentLoop) }
 
-func testRecorderSubAgentLoop(t *testing.T, _ impl, s Store) {
+func testRecorderSubAgentLoop(t *testing.T, _ Backend, s session.Store) {
 	ctx := t.Context()
-	parent := newFake("parent")
-	child := newFake("child")
+	parent := NewScript("parent")
+	child := NewScript("child")
 	child.parent = parent
-	m, res := toolCall("p", "agent")
+	m, res := ToolCall("p", "agent")
 	// Play the parent's first call by hand around the child's loop: emit the
 	// parent's events up to the tool start, the child's loop, then the rest.
-	parent.prompt("delegate", event.TriggerUser, call{resp: m, stop: llm.StopToolUse, usage: usage(1, 1, 0, 0), results: res},
-		call{resp: llm.AssistantText("done"), stop: llm.StopEndTurn})
-	full := parent.ev
-	parent.ev = nil
+	parent.Prompt("delegate", event.TriggerUser, Call{Resp: m, Stop: llm.StopToolUse, Usage: Usage(1, 1, 0, 0), Results: res},
+		Call{Resp: llm.AssistantText("done"), Stop: llm.StopEndTurn})
+	full := parent.Events
+	parent.Events = nil
 	cut := 0
 	for i, e := range full {
 		if e.Kind == event.ToolExecutionStart {
 			cut = i + 1
 		}
 	}
-	child.prompt("sub task", event.TriggerSubAgent, call{resp: llm.AssistantText("sub done"), stop: llm.StopEndTurn, usage: usage(5, 5, 0, 0)})
+	child.Prompt("sub task", event.TriggerSubAgent, Call{Resp: llm.AssistantText("sub done"), Stop: llm.StopEndTurn, Usage: Usage(5, 5, 0, 0)})
 	var evs []event.Event
 	evs = append(evs, full[:cut]...)
-	for _, e := range parent.ev {
+	for _, e := range parent.Events {
 		if e.Kind != event.SessionTurnStart && e.Kind != event.SessionTurnEnd {
 			evs = append(evs, e)
 		}
@@ -326,8 +317,8 @@ func testRecorderSubAgentLoop(t *testing.T, _ impl, s Store) {
 	evs = append(evs, end)
 	evs = append(evs, full[cut+1:]...)
 
-	sess, _ := s.CreateSession(ctx, SessionMeta{})
-	feed(t, s, sess.ID, evs)
+	sess, _ := s.CreateSession(ctx, session.SessionMeta{})
+	Feed(t, s, sess.ID, evs)
 	d, err := s.LoadSession(ctx, sess.ID)
 	if err != nil {
 		t.Fatal(err)
@@ -339,7 +330,7 @@ func testRecorderSubAgentLoop(t *testing.T, _ impl, s Store) {
 		t.Errorf("latest loop %q %v", id, err)
 	}
 	h, _ := s.History(ctx, "child")
-	jsonEq(t, "child history", h, child.hist)
+	JSONEq(t, "child history", h, child.Hist)
 	h, _ = s.History(ctx, "parent")
 	if len(h) != 4 {
 		t.Errorf("parent history: %d messages", len(h))
@@ -347,26 +338,25 @@ func testRecorderSubAgentLoop(t *testing.T, _ impl, s Store) {
 }
 
 // Bad input returns errors, never panics, and writes nothing.
-func TestRecorderRejectsBadEvents(t *testing.T) { eachStore(t, testRecorderRejectsBadEvents) }
 
-func testRecorderRejectsBadEvents(t *testing.T, _ impl, s Store) {
+func testRecorderRejectsBadEvents(t *testing.T, _ Backend, s session.Store) {
 	ctx := t.Context()
-	r := NewRecorder(s, "nosuch")
-	a := mainScript("l")
+	r := session.NewRecorder(s, "nosuch")
+	a := MainScript("l")
 	var err error
-	for _, e := range a.ev {
+	for _, e := range a.Events {
 		if err = r.Observe(ctx, e); err != nil {
 			break
 		}
 	}
-	if !errors.Is(err, ErrNotFound) || !strings.Contains(err.Error(), "nosuch") {
+	if !errors.Is(err, session.ErrNotFound) || !strings.Contains(err.Error(), "nosuch") {
 		t.Errorf("unknown session: %v", err)
 	}
 	if r.Err() == nil {
 		t.Error("Err() lost the error")
 	}
-	sess, _ := s.CreateSession(ctx, SessionMeta{})
-	r = NewRecorder(s, sess.ID)
+	sess, _ := s.CreateSession(ctx, session.SessionMeta{})
+	r = session.NewRecorder(s, sess.ID)
 	for _, e := range []event.Event{
 		{Kind: event.TurnEnd},
 		{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l", Index: 3}},
@@ -383,7 +373,7 @@ func testRecorderRejectsBadEvents(t *testing.T, _ impl, s Store) {
 	if err := r.Observe(ctx, event.Event{Kind: event.ToolExecutionEnd, Turn: &event.TurnID{LoopID: "l"}, ToolResult: &llm.Block{}}); err == nil {
 		t.Error("tool result before the assistant message accepted")
 	}
-	if _, err := s.History(ctx, "l"); !errors.Is(err, ErrNotFound) {
+	if _, err := s.History(ctx, "l"); !errors.Is(err, session.ErrNotFound) {
 		t.Errorf("bad events wrote loop l: %v", err)
 	}
 }
