@@ -203,6 +203,22 @@ type Options struct {
 	// the server's name (nil = discarded).
 	MCPStderr io.Writer
 
+	// MaxSubAgentDepth bounds how deep use_subagent nests: a sub-agent
+	// of a sub-agent … at most this many levels below the session's agent
+	// (0 = DefaultMaxSubAgentDepth; negative = no named sub-agents).
+	// MaxSubAgentsPerResponse bounds the use_subagent calls run from one
+	// model response (0 = DefaultMaxSubAgentsPerResponse), and
+	// MaxToolCallsPerResponse all the tool calls run from one response (0
+	// = DefaultMaxToolCallsPerResponse); calls over a limit are not run
+	// and get an is_error tool_result saying why, so the next request
+	// stays valid. Negative = no limit for these two.
+	MaxSubAgentDepth, MaxSubAgentsPerResponse, MaxToolCallsPerResponse int
+	// WebFetchAllowPrivate lets web_fetch reach loopback and private
+	// addresses (127.0.0.0/8, ::1, 10/8, 172.16/12, 192.168/16, fc00::/7,
+	// 100.64/10); link-local and cloud metadata addresses (169.254/16,
+	// fe80::/10, fd00:ec2::254) stay refused (urlfetch.Policy).
+	WebFetchAllowPrivate bool
+
 	// Trust decides, before any of them runs, whether the commands the
 	// workspace's files name may run: the agent file's hooks and the MCP
 	// servers of the agent file, of the mcp.json files it includes and, for
@@ -259,6 +275,16 @@ type Workspace struct {
 	// an agent swap.
 	agentClosers []func()
 	children     *subagents // use_subagent's other agents, opened on first use
+	// started holds the trust hash every agent file of the workspace had
+	// when it opened (shared with sub-agent workspaces): an agent loaded
+	// later whose hash differs is new or rewritten (TrustRequest.Changed).
+	// nil while Open loads the first agent.
+	started startTrust
+	// agentHash is the TrustRequest.Hash of the loaded agent.
+	agentHash string
+	// depth is how deep in use_subagent this workspace's loops run (0 =
+	// the session's own agent).
+	depth int
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP
@@ -305,6 +331,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		w.Close()
 		return nil, err
 	}
+	w.started = snapshotAgents(w.dir, w.agent, w.agentHash, o)
 	model := ""
 	if w.agent.Config != nil {
 		model = w.agent.Config.Model
@@ -346,7 +373,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		if w.agent.Resolved == nil {
 			return nil
 		}
-		if err := CheckTrust(ctx, o.Trust, agentTrustRequest(w.dir, w.agent, o)); err != nil {
+		if err := w.checkTrust(ctx); err != nil {
 			return err
 		}
 		w.startMCP(ctx, w.agent.Resolved.MCPServers, nil)
@@ -366,7 +393,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		w.tools = append(w.tools, extra...)
 	}
 	w.tools = override(w.tools, o.Tools)
-	if err := CheckTrust(ctx, o.Trust, agentTrustRequest(w.dir, w.agent, o)); err != nil {
+	if err := w.checkTrust(ctx); err != nil {
 		return err
 	}
 	w.startMCP(ctx, w.agent.Resolved.MCPServers, cfg)
