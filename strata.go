@@ -285,6 +285,10 @@ type Workspace struct {
 	// depth is how deep in use_subagent this workspace's loops run (0 =
 	// the session's own agent).
 	depth int
+	// outer is the tool environment of the loop that started this
+	// sub-agent workspace (nil for the session's own): what the workspace
+	// reads for itself (knowledge bases) stays inside it too (tool.Narrow).
+	outer *tool.Env
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP

@@ -91,8 +91,9 @@ func (w *Workspace) trustedSubAgent(c llm.Block) bool {
 // opened (its MCP servers launched, its agentSpawn hooks run), whose trust
 // check sees the file as Changed when it differs from what the workspace
 // held when it opened (checkTrust). A replaced workspace is closed with
-// the parent, as a call of another loop may still use it.
-func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace, error) {
+// the parent, as a call of another loop may still use it. outer is the
+// calling loop's tool environment (the child's own reads stay inside it).
+func (w *Workspace) childWorkspace(ctx context.Context, name string, outer *tool.Env) (*Workspace, error) {
 	st := w.subAgentSettings()
 	if !listed(st.AvailableAgents, name) {
 		avail := "none"
@@ -127,7 +128,7 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace
 	o := w.opts
 	o.Agent = file
 	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov, repo: w.repo, // same directory: the same repository context
-		started: w.started, depth: w.depth + 1}
+		started: w.started, depth: w.depth + 1, outer: outer}
 	c.prov.srv = nil // the parent's replay server, if any, stays the parent's
 	if err := c.loadAgent(context.WithoutCancel(ctx)); err != nil {
 		c.Close()
@@ -172,7 +173,7 @@ func (w *Workspace) newChild(self agent.Config, env *tool.Env, mode agent.Mode, 
 			return nil, fmt.Errorf("sub-agent depth limit reached: agent %q would run %d levels deep, over the limit of %d "+
 				"(Options.MaxSubAgentDepth, config key subAgentDepth); do the task in this agent instead", name, w.depth+1, max)
 		}
-		cw, err := w.childWorkspace(ctx, name)
+		cw, err := w.childWorkspace(ctx, name, env)
 		if err != nil {
 			return nil, err
 		}
