@@ -60,7 +60,7 @@ func (w *Workspace) kiroTools(ctx context.Context) ([]tool.Tool, error) {
 		case "thinking":
 			out = append(out, tool.Thinking{})
 		case "web_fetch":
-			out = append(out, &tool.WebFetch{})
+			out = append(out, &tool.WebFetch{AllowPrivate: w.opts.WebFetchAllowPrivate})
 		case "introspect":
 			out = append(out, &tool.Introspect{Answer: w.introspect})
 		case "knowledge":

@@ -75,7 +75,7 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 			return nil, configErrorf("reminder file: %v", err)
 		}
 	}
-	f := &urlfetch.Fetcher{}
+	f := &urlfetch.Fetcher{AllowPrivate: true} // URLs the person gave; link-local stays refused
 	for _, u := range o.URLs {
 		d, err := f.Fetch(ctx, u)
 		if err != nil {
