@@ -60,7 +60,7 @@ func (w *Workspace) availableSubAgents() []agent.SubAgent {
 			continue
 		}
 		seen[f.Name] = true
-		a, err := config.LoadAgent(f.Path)
+		a, err := config.LoadAgentWith(f.Path, config.LoadOptions{ReadFile: contextReader(w.dir, nil)}) // its prompt file too passes the sandbox
 		if err != nil {
 			continue
 		}

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -207,6 +208,31 @@ func (r Resource) MarshalJSON() ([]byte, error) {
 //     unknown fields, and ignored values become Warnings, not errors.
 func LoadAgent(path string) (*Agent, error) { return LoadAgentWith(path, LoadOptions{}) }
 
+// maxConfigBytes bounds an agent or mcp.json file (bytes).
+const maxConfigBytes = 4 << 20
+
+// readConfigFile reads a configuration file that must be a regular file
+// (following symlinks) of at most maxConfigBytes: a FIFO, a device or a
+// huge file named like an agent file (written by anyone, the model
+// included) is an error, not a hang.
+func readConfigFile(abs string) ([]byte, error) {
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: not a regular file (%s)", abs, st.Mode().Type())
+	case st.Size() > maxConfigBytes:
+		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit of a configuration file", abs, st.Size(), maxConfigBytes)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxConfigBytes))
+}
+
 // LoadOptions tune LoadAgentWith.
 type LoadOptions struct {
 	// ReadFile reads the prompt file a "file://" or "@name" prompt names
@@ -221,7 +247,7 @@ func LoadAgentWith(path string, o LoadOptions) (*Agent, error) {
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", path, err)
 	}
-	raw, err := os.ReadFile(abs)
+	raw, err := readConfigFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
