@@ -225,8 +225,12 @@ type Options struct {
 	// the default agent, of .kiro/settings/mcp.json, .amazonq/mcp.json,
 	// .mcp.json and the user's global mcp.json (TrustRequest lists them; a
 	// workspace that names none is not asked about). A refusal fails Open
-	// with a *ConfigError matching ErrUntrusted, and nothing ran. nil trusts
-	// every command, as a program that chose Dir and Agent itself may;
+	// with a *ConfigError matching ErrUntrusted, and nothing ran. It is
+	// asked again when an agent file is loaded later (a sub-agent spawned
+	// by use_subagent, an agent swap), with TrustRequest.Changed set when
+	// the file's commands or permissions are not those it had at Open. nil
+	// trusts every command the workspace holds at Open, as a program that
+	// chose Dir and Agent itself may, and refuses Changed requests;
 	// programs that open workspaces they did not write (a cloned repository)
 	// should set it, e.g. RememberedTrust(store, ask) as the CLI does.
 	// Servers given per session (SessionOptions.MCPServers, from an ACP

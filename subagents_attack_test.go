@@ -271,7 +271,8 @@ func oneResponse(t *testing.T, calls []llm.Block) (m *scriptedModel, children fu
 // for 3.5 minutes, 200 use_subagent calls all ran). At most 64 calls and 8
 // sub-agents of a response run; every other call gets an is_error
 // tool_result naming the limit, so the next request stays valid (one
-// result per call).
+// result per call). In allowlist mode without an approver, the calls over
+// the limit say so rather than "needs approval": nobody is asked.
 func TestAttackToolCallsPerResponseCapped(t *testing.T) {
 	in, _ := json.Marshal(map[string]any{"operations": []any{map[string]any{"mode": "Line", "path": "f.txt"}}})
 	var mixed, subs []llm.Block
@@ -285,21 +286,30 @@ func TestAttackToolCallsPerResponseCapped(t *testing.T) {
 	for i := range 20 {
 		subs = append(subs, subAgentCall(fmt.Sprintf("s%d", i), "", "child task"))
 	}
+	bash, _ := json.Marshal(map[string]string{"command": "true"})
+	var shells []llm.Block
+	for i := range 70 {
+		shells = append(shells, llm.ToolUseBlock(fmt.Sprintf("b%d", i), "execute_bash", bash))
+	}
 	for _, c := range []struct {
 		name                               string
+		mode                               agent.Mode
 		calls                              []llm.Block
 		ran, overCalls, overSubs, children int
 	}{
 		// Calls 0..63 are within the cap: 7 of them (0, 10, … 60) are use_subagent.
-		{"200 calls", mixed, 64, 136, 0, 7},
-		{"20 use_subagent", subs, 8, 0, 12, 8},
+		{"200 calls", agent.ModeAll, mixed, 64, 136, 0, 7},
+		{"20 use_subagent", agent.ModeAll, subs, 8, 0, 12, 8},
+		// Allowlist mode without an approver: the first 64 are refused for
+		// want of approval, the other 6 for the limit (nobody is asked).
+		{"70 unapproved shell calls", agent.ModeAllowlist, shells, 0, 6, 0, 0},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Setenv("HOME", t.TempDir())
 			dir := t.TempDir()
 			writeFile(t, filepath.Join(dir, "f.txt"), "x")
 			m, children := oneResponse(t, c.calls)
-			_, s := openScripted(t, strata.Options{Dir: dir, Mode: agent.ModeAll}, m)
+			_, s := openScripted(t, strata.Options{Dir: dir, Mode: c.mode}, m)
 			if _, err := s.Prompt(t.Context(), "PARENT-TASK"); err != nil {
 				t.Fatal(err)
 			}
@@ -309,6 +319,7 @@ func TestAttackToolCallsPerResponseCapped(t *testing.T) {
 				switch txt := resultText(r); {
 				case !r.IsError:
 					ran++
+				case strings.Contains(txt, "needs approval") && !strings.Contains(txt, "limit"):
 				case strings.Contains(txt, "more than 64 tool calls"):
 					overCalls++
 				case strings.Contains(txt, "more than 8 use_subagent calls"):

@@ -125,9 +125,12 @@ type TrustRequest struct {
 
 // TrustFunc decides whether the workspace's commands may run: nil trusts
 // them; an error refuses them and Open returns it wrapped with ErrUntrusted
-// (as a *ConfigError). It is called at most once per Open, on Open's
-// goroutine, before any hook or MCP server starts, and only when there is
-// at least one command; it may block (to ask a person) until ctx is done.
+// (as a *ConfigError). It is called at most once per agent load — Open,
+// each spawn of a sub-agent whose file changed or was not loaded before,
+// an agent swap — before any of that agent's hooks or MCP servers start,
+// and only when there is at least one command (or, for a Changed request,
+// a permission); it may block (to ask a person) until ctx is done. It may
+// be called from a tool call's goroutine (use_subagent).
 type TrustFunc func(ctx context.Context, r TrustRequest) error
 
 // NewTrustRequest lists the commands of hooks (events sorted by name, each
