@@ -1,6 +1,12 @@
 package strata
 
-import "context"
+import (
+	"context"
+	"errors"
+	"path/filepath"
+
+	"github.com/strata-agent/strata/config"
+)
 
 // startTrust maps each agent file of a workspace (absolute path; "" for
 // strata's default agent) to the TrustRequest.Hash it had when the
@@ -17,11 +23,38 @@ func snapshotAgents(dir string, top *Agent, hash string, o Options) startTrust {
 		if _, ok := s[f.Path]; ok {
 			continue
 		}
-		if a, err := LoadAgent(f.Path, dir); err == nil {
-			s[agentPath(a)] = agentTrustRequest(dir, a, o).Hash
+		if path, hash, err := agentTrustHash(f.Path, dir, o); err == nil {
+			s[path] = hash
 		}
 	}
 	return s
+}
+
+// errNotRead is what noRead returns.
+var errNotRead = errors.New("not read: only the agent's commands and permissions are looked at")
+
+// noRead reads no file: loading an agent only for its trust hash needs its
+// hooks, permissions and MCP servers, none of the text it puts in context.
+func noRead(string) ([]byte, error) { return nil, errNotRead }
+
+// agentTrustHash loads and validates the agent file at path for the
+// workspace dir without reading its prompt, resources, skills or steering,
+// and returns its absolute path and TrustRequest.Hash (the hash loadAgent
+// computes for the same file). Errors are LoadAgent's.
+func agentTrustHash(path, dir string, o Options) (string, string, error) {
+	a, err := config.LoadAgentWith(path, config.LoadOptions{ReadFile: noRead})
+	if err != nil {
+		return "", "", &ConfigError{Err: err}
+	}
+	root, err := filepath.Abs(dir)
+	if err != nil {
+		return "", "", err
+	}
+	r, err := config.ResolveWith(a, root, config.ResolveOptions{ReadFile: noRead, NoDefaultSkills: true})
+	if err != nil {
+		return "", "", &ConfigError{Err: err}
+	}
+	return a.Path, agentTrustRequest(dir, &Agent{Config: a, Resolved: r}, o).Hash, nil
 }
 
 // agentPath is the agent file a loaded agent came from ("" for the default

@@ -116,13 +116,13 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string, outer *tool
 	if err != nil {
 		return nil, err
 	}
-	now, err := LoadAgent(file, w.dir)
+	_, hash, err := agentTrustHash(file, w.dir, w.opts) // validated at every spawn
 	if err != nil {
 		return nil, err
 	}
 	ch.mu.Lock()
 	defer ch.mu.Unlock()
-	if c := ch.ws[name]; c != nil && c.agentHash == agentTrustRequest(w.dir, now, w.opts).Hash {
+	if c := ch.ws[name]; c != nil && c.agentHash == hash {
 		return c, nil
 	}
 	o := w.opts
