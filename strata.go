@@ -286,6 +286,9 @@ type Workspace struct {
 	started startTrust
 	// agentHash is the TrustRequest.Hash of the loaded agent.
 	agentHash string
+	// preTrusted is the hash an agent swap already asked Options.Trust
+	// about, while it loads that agent.
+	preTrusted string
 	// depth is how deep in use_subagent this workspace's loops run (0 =
 	// the session's own agent).
 	depth int
