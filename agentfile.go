@@ -116,7 +116,7 @@ func MisplacedAgentsHint(dir string) string {
 		return fmt.Sprintf("%s is a .kiro folder: use its workspace %s as the directory", root, filepath.Dir(root))
 	}
 	return fmt.Sprintf("%s holds %d agent file(s) in agents/ but kiro reads only <workspace>/.kiro/agents: "+
-		"install it as the .kiro folder of a workspace (clone or link it as <workspace>/.kiro) and use that workspace", root, len(files))
+		"install it as the .kiro folder of a workspace (clone or copy it as <workspace>/.kiro: a symlinked .kiro leads out of the workspace, and strata reads context files only inside it) and use that workspace", root, len(files))
 }
 
 func exists(p string) bool {
@@ -144,17 +144,29 @@ type Agent struct {
 // LoadAgent reads the agent file at path and resolves it against
 // projectRoot ("" = the project the agent file belongs to). Errors name the
 // file and field (see config.LoadAgent) and are *ConfigError.
+//
+// Every file read into the context (the prompt file, file:// resources,
+// skills, steering) passes the workspace sandbox with the agent's fs_read
+// policy (contextReader); a refused file is a warning and is left out.
 func LoadAgent(path, projectRoot string) (*Agent, error) {
-	a, err := config.LoadAgent(path)
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
+	var err error
 	if projectRoot != "" {
 		if projectRoot, err = filepath.Abs(projectRoot); err != nil {
 			return nil, err
 		}
 	}
-	r, err := config.Resolve(a, projectRoot)
+	root := projectRoot
+	if root == "" {
+		root = agentProjectRoot(path)
+	}
+	a, err := config.LoadAgentWith(path, config.LoadOptions{ReadFile: contextReader(root, nil)})
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	if projectRoot == "" {
+		root = a.ProjectRoot
+	}
+	r, err := config.ResolveWith(a, projectRoot, config.ResolveOptions{ReadFile: contextReader(root, a)})
 	if err != nil {
 		return nil, &ConfigError{Err: err}
 	}
@@ -172,6 +184,22 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 		}
 	}
 	return l, nil
+}
+
+// agentProjectRoot is the project an agent file at path belongs to before
+// it is parsed: the folder holding its .kiro or .amazonq, else its own
+// folder (config.Agent.ProjectRoot is the same once loaded).
+func agentProjectRoot(path string) string {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return filepath.Dir(path)
+	}
+	for d := filepath.Dir(abs); d != filepath.Dir(d); d = filepath.Dir(d) {
+		if b := filepath.Base(d); b == ".kiro" || b == ".amazonq" {
+			return filepath.Dir(d)
+		}
+	}
+	return filepath.Dir(abs)
 }
 
 // contextOf builds the context template of a resolved agent (see

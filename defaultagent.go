@@ -89,7 +89,10 @@ func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
 	}
 	def := &config.Agent{Name: "default", Tools: []string{"*"}, UseLegacyMcpJson: true, ProjectRoot: root}
 	def.Resources = defaultAgentResourcesFor(root)
-	r, err := config.ResolveWith(def, root, config.ResolveOptions{NoDefaultSkills: true})
+	// The instruction files above the workspace belong to its repository:
+	// they are read with the repository (the git root) as the sandbox root.
+	repo := filepath.Join(root, filepath.FromSlash(projectDocDirs(root)[0]))
+	r, err := config.ResolveWith(def, root, config.ResolveOptions{NoDefaultSkills: true, ReadFile: contextReader(repo, nil)})
 	if err != nil {
 		return nil, &ConfigError{Err: fmt.Errorf("default agent: %w", err)}
 	}
@@ -102,10 +105,11 @@ func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
 		}
 	}
 	// Missing resources are the normal case here (a project has AGENTS.md or
-	// CLAUDE.md or neither): only steering and mcp.json problems are kept.
+	// CLAUDE.md or neither): only steering and mcp.json problems, and files
+	// that exist but were not read (refused by the sandbox), are kept.
 	var warnings []config.Warning
 	for _, wn := range r.Warnings {
-		if wn.Field == "" {
+		if wn.Field == "" || strings.Contains(wn.Message, "not readable") {
 			warnings = append(warnings, wn)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	_ "embed"
 	"fmt"
+	"log/slog"
 	"slices"
 	"sort"
 	"strings"
@@ -39,7 +40,10 @@ func (w *Workspace) kiroTools(ctx context.Context) ([]tool.Tool, error) {
 		}
 		var warns []string
 		var err error
-		if idx, warns, err = knowledge.Build(ctx, bases); err != nil {
+		// The sources pass the fs_read sandbox of the agent (and of the
+		// agent that started it): docs/security.md, "Files read into context".
+		o := knowledge.Options{Env: tool.Narrow(w.env(w.dir), w.outer), Progress: func(msg string) { slog.Info(msg, "agent", cfg.Path) }}
+		if idx, warns, err = knowledge.Build(ctx, bases, o); err != nil {
 			return nil, fmt.Errorf("agent %s: knowledge bases: %w", cfg.Path, err)
 		}
 		w.agentClosers = append(w.agentClosers, func() { idx.Close() })
@@ -56,7 +60,7 @@ func (w *Workspace) kiroTools(ctx context.Context) ([]tool.Tool, error) {
 		case "thinking":
 			out = append(out, tool.Thinking{})
 		case "web_fetch":
-			out = append(out, &tool.WebFetch{})
+			out = append(out, &tool.WebFetch{AllowPrivate: w.opts.WebFetchAllowPrivate})
 		case "introspect":
 			out = append(out, &tool.Introspect{Answer: w.introspect})
 		case "knowledge":

@@ -40,6 +40,7 @@ type repoContext struct {
 	urls         []prompt.URLDoc
 	review       string
 	off          bool // Options.DisableRepoContext
+	sandbox      *tool.Env
 }
 
 // openRepoContext validates and gathers what Options ask for: every URL is
@@ -58,7 +59,10 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 	if o.Review != "" && !needs.Review {
 		return nil, configErrorf("review base %q given but layout %s does not place review context: use --layout tiered", o.Review, o.Layout)
 	}
-	r := &repoContext{index: &symbols.Index{Root: dir}, off: o.DisableRepoContext}
+	sandbox := &tool.Env{Workdir: dir} // the files read into context stay inside the workspace (docs/security.md)
+	r := &repoContext{index: &symbols.Index{Root: dir, ReadFile: func(p string, max int64) ([]byte, error) {
+		return tool.ReadFileIn(sandbox, p, max)
+	}}, off: o.DisableRepoContext, sandbox: sandbox}
 	if needs.Reminder && !r.off {
 		r.reminderFile, r.reminderOpt = o.ReminderFile, o.ReminderFile != ""
 		if !r.reminderOpt {
@@ -71,7 +75,7 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 			return nil, configErrorf("reminder file: %v", err)
 		}
 	}
-	f := &urlfetch.Fetcher{}
+	f := &urlfetch.Fetcher{AllowPrivate: true} // URLs the person gave; link-local stays refused
 	for _, u := range o.URLs {
 		d, err := f.Fetch(ctx, u)
 		if err != nil {
@@ -114,7 +118,12 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Needs, c *prompt.Context) error {
 	var errs []error
 	if needs.Reminder && r.reminderFile != "" {
-		b, err := os.ReadFile(r.reminderFile)
+		read := os.ReadFile // a file the person named
+		if !r.reminderOpt {
+			// The default file is the repository's: the sandbox applies.
+			read = func(p string) ([]byte, error) { return tool.ReadFileIn(r.sandbox, p, MaxContextFileBytes) }
+		}
+		b, err := read(r.reminderFile)
 		switch {
 		case err == nil:
 			c.Reminder = strings.TrimRight(string(b), "\n")

@@ -323,6 +323,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		tools = append(tools, agent.SubAgentToolFor(w.newChild(self, env, mode, approver), w.availableSubAgents()))
 	}
 	cfg.Tools = tool.NewRegistry(tools...)
+	limitResponses(&cfg, o)
 	return cfg, nil
 }
 

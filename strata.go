@@ -217,14 +217,34 @@ type Options struct {
 	// the server's name (nil = discarded).
 	MCPStderr io.Writer
 
+	// MaxSubAgentDepth bounds how deep use_subagent nests: a sub-agent
+	// of a sub-agent … at most this many levels below the session's agent
+	// (0 = DefaultMaxSubAgentDepth; negative = no named sub-agents).
+	// MaxSubAgentsPerResponse bounds the use_subagent calls run from one
+	// model response (0 = DefaultMaxSubAgentsPerResponse), and
+	// MaxToolCallsPerResponse all the tool calls run from one response (0
+	// = DefaultMaxToolCallsPerResponse); calls over a limit are not run
+	// and get an is_error tool_result saying why, so the next request
+	// stays valid. Negative = no limit for these two.
+	MaxSubAgentDepth, MaxSubAgentsPerResponse, MaxToolCallsPerResponse int
+	// WebFetchAllowPrivate lets web_fetch reach loopback and private
+	// addresses (127.0.0.0/8, ::1, 10/8, 172.16/12, 192.168/16, fc00::/7,
+	// 100.64/10); link-local and cloud metadata addresses (169.254/16,
+	// fe80::/10, fd00:ec2::254) stay refused (urlfetch.Policy).
+	WebFetchAllowPrivate bool
+
 	// Trust decides, before any of them runs, whether the commands the
 	// workspace's files name may run: the agent file's hooks and the MCP
 	// servers of the agent file, of the mcp.json files it includes and, for
 	// the default agent, of .kiro/settings/mcp.json, .amazonq/mcp.json,
 	// .mcp.json and the user's global mcp.json (TrustRequest lists them; a
 	// workspace that names none is not asked about). A refusal fails Open
-	// with a *ConfigError matching ErrUntrusted, and nothing ran. nil trusts
-	// every command, as a program that chose Dir and Agent itself may;
+	// with a *ConfigError matching ErrUntrusted, and nothing ran. It is
+	// asked again when an agent file is loaded later (a sub-agent spawned
+	// by use_subagent, an agent swap), with TrustRequest.Changed set when
+	// the file's commands or permissions are not those it had at Open. nil
+	// trusts every command the workspace holds at Open, as a program that
+	// chose Dir and Agent itself may, and refuses Changed requests;
 	// programs that open workspaces they did not write (a cloned repository)
 	// should set it, e.g. RememberedTrust(store, ask) as the CLI does.
 	// Servers given per session (SessionOptions.MCPServers, from an ACP
@@ -273,6 +293,23 @@ type Workspace struct {
 	// an agent swap.
 	agentClosers []func()
 	children     *subagents // use_subagent's other agents, opened on first use
+	// started holds the trust hash every agent file of the workspace had
+	// when it opened (shared with sub-agent workspaces): an agent loaded
+	// later whose hash differs is new or rewritten (TrustRequest.Changed).
+	// nil while Open loads the first agent.
+	started startTrust
+	// agentHash is the TrustRequest.Hash of the loaded agent.
+	agentHash string
+	// preTrusted is the hash an agent swap already asked Options.Trust
+	// about, while it loads that agent.
+	preTrusted string
+	// depth is how deep in use_subagent this workspace's loops run (0 =
+	// the session's own agent).
+	depth int
+	// outer is the tool environment of the loop that started this
+	// sub-agent workspace (nil for the session's own): what the workspace
+	// reads for itself (knowledge bases) stays inside it too (tool.Narrow).
+	outer *tool.Env
 }
 
 // Open loads the agent (resolving a name as kiro does), launches its MCP
@@ -319,6 +356,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		w.Close()
 		return nil, err
 	}
+	w.started = snapshotAgents(w.dir, w.agent, w.agentHash, o)
 	model := ""
 	if w.agent.Config != nil {
 		model = w.agent.Config.Model
@@ -360,7 +398,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		if w.agent.Resolved == nil {
 			return nil
 		}
-		if err := CheckTrust(ctx, o.Trust, agentTrustRequest(w.dir, w.agent, o)); err != nil {
+		if err := w.checkTrust(ctx); err != nil {
 			return err
 		}
 		w.startMCP(ctx, w.agent.Resolved.MCPServers, nil)
@@ -380,7 +418,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		w.tools = append(w.tools, extra...)
 	}
 	w.tools = override(w.tools, o.Tools)
-	if err := CheckTrust(ctx, o.Trust, agentTrustRequest(w.dir, w.agent, o)); err != nil {
+	if err := w.checkTrust(ctx); err != nil {
 		return err
 	}
 	w.startMCP(ctx, w.agent.Resolved.MCPServers, cfg)

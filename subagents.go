@@ -60,7 +60,7 @@ func (w *Workspace) availableSubAgents() []agent.SubAgent {
 			continue
 		}
 		seen[f.Name] = true
-		a, err := config.LoadAgent(f.Path)
+		a, err := config.LoadAgentWith(f.Path, config.LoadOptions{ReadFile: contextReader(w.dir, nil)}) // its prompt file too passes the sandbox
 		if err != nil {
 			continue
 		}
@@ -83,10 +83,17 @@ func (w *Workspace) trustedSubAgent(c llm.Block) bool {
 	return listed(w.subAgentSettings().TrustedAgents, in.Agent)
 }
 
-// childWorkspace returns the workspace of the agent name for use_subagent,
-// opening it (its MCP servers launched, its agentSpawn hooks run) on first
-// use. name must be listed in availableAgents; the error says which are.
-func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace, error) {
+// childWorkspace returns the workspace of the agent name for use_subagent.
+// name must be listed in availableAgents; the error says which are. The
+// agent file is loaded, validated and trust-checked at every spawn, not
+// only the first: a workspace opened earlier is reused only while the
+// file's commands and permissions are unchanged; otherwise a new one is
+// opened (its MCP servers launched, its agentSpawn hooks run), whose trust
+// check sees the file as Changed when it differs from what the workspace
+// held when it opened (checkTrust). A replaced workspace is closed with
+// the parent, as a call of another loop may still use it. outer is the
+// calling loop's tool environment (the child's own reads stay inside it).
+func (w *Workspace) childWorkspace(ctx context.Context, name string, outer *tool.Env) (*Workspace, error) {
 	st := w.subAgentSettings()
 	if !listed(st.AvailableAgents, name) {
 		avail := "none"
@@ -105,19 +112,24 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace
 	}
 	ch := w.children
 	w.mu.Unlock()
-	ch.mu.Lock()
-	defer ch.mu.Unlock()
-	if c := ch.ws[name]; c != nil {
-		return c, nil
-	}
 	file, err := ResolveAgent(w.dir, name)
 	if err != nil {
 		return nil, err
 	}
+	_, hash, err := agentTrustHash(file, w.dir, w.opts) // validated at every spawn
+	if err != nil {
+		return nil, err
+	}
+	ch.mu.Lock()
+	defer ch.mu.Unlock()
+	if c := ch.ws[name]; c != nil && c.agentHash == hash {
+		return c, nil
+	}
 	o := w.opts
 	o.Agent = file
-	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov, repo: w.repo} // same directory: the same repository context
-	c.prov.srv = nil                                                                 // the parent's replay server, if any, stays the parent's
+	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov, repo: w.repo, // same directory: the same repository context
+		started: w.started, depth: w.depth + 1, outer: outer}
+	c.prov.srv = nil // the parent's replay server, if any, stays the parent's
 	if err := c.loadAgent(context.WithoutCancel(ctx)); err != nil {
 		c.Close()
 		return nil, err
@@ -137,7 +149,8 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string) (*Workspace
 }
 
 // newChild builds use_subagent's child loops on the parent loop's bus,
-// tool environment, mode and approver. With no agent name (or the current
+// tool environment (narrowed: tool.Narrow), mode and approver, at most
+// Options.MaxSubAgentDepth levels deep. With no agent name (or the current
 // agent's) the child is the current agent again: self, a fresh layout
 // instance and no use_subagent. Another name runs that agent of the
 // workspace (childWorkspace) with its own loop configuration, tools and
@@ -153,9 +166,14 @@ func (w *Workspace) newChild(self agent.Config, env *tool.Env, mode agent.Mode, 
 				return nil, err
 			}
 			c.Layout = layout
+			limitResponses(&c, w.opts)
 			return agent.New(c)
 		}
-		cw, err := w.childWorkspace(ctx, name)
+		if max := w.opts.maxSubAgentDepth(); w.depth+1 > max {
+			return nil, fmt.Errorf("sub-agent depth limit reached: agent %q would run %d levels deep, over the limit of %d "+
+				"(Options.MaxSubAgentDepth, config key subAgentDepth); do the task in this agent instead", name, w.depth+1, max)
+		}
+		cw, err := w.childWorkspace(ctx, name, env)
 		if err != nil {
 			return nil, err
 		}
@@ -163,7 +181,9 @@ func (w *Workspace) newChild(self agent.Config, env *tool.Env, mode agent.Mode, 
 		if err != nil {
 			return nil, err
 		}
-		e := cw.env(env.Workdir)
+		// The child's own policy, narrowed by its parent's: the stricter
+		// rule wins (docs/security.md, "Sub-agents").
+		e := tool.Narrow(cw.env(env.Workdir), env)
 		e.Editor, e.Terminal = env.Editor, env.Terminal
 		cfg, err := cw.loopConfig(prov, e, self.Bus, mode, approver, nil)
 		if err != nil {

@@ -18,33 +18,29 @@ import (
 	"github.com/strata-agent/strata/llm/replay"
 )
 
-// installMultiAgentSample makes a workspace whose .kiro holds the
+// installMultiAgentSample makes a workspace whose .kiro holds a copy of the
 // multi-agent sample project (a leader delegating to coder, reviewer, docs
-// and ops), linked folder by folder, plus .kiro/agents/agents linking the
-// sample's agents folder: the agents' prompts are written
-// "file://agents/<name>.md", which kiro resolves against the agent file's
-// folder, so they are found only this way. Nothing is copied.
+// and ops), plus .kiro/agents/agents, a copy of the sample's agents folder:
+// the agents' prompts are written "file://agents/<name>.md", which kiro
+// resolves against the agent file's folder, so they are found only this
+// way. Copies, not links: strata reads context files only inside the
+// workspace after following symlinks (docs/security.md).
 func installMultiAgentSample(t *testing.T) string {
 	t.Helper()
 	proj := shared.Path(t, "data/agents/projects/aws-samples__sample-kiro-cli-multiagent-development")
 	ws := t.TempDir()
 	kiroDir := filepath.Join(ws, ".kiro")
-	if err := os.MkdirAll(filepath.Join(kiroDir, "agents"), 0o755); err != nil {
-		t.Fatal(err)
-	}
-	link := func(from, to string) {
-		if err := os.Symlink(from, to); err != nil {
+	for _, d := range []string{"steering", "skills", "settings", "prompts"} {
+		if err := os.CopyFS(filepath.Join(kiroDir, d), os.DirFS(filepath.Join(proj, d))); err != nil {
 			t.Fatal(err)
 		}
 	}
-	for _, d := range []string{"steering", "skills", "settings", "prompts"} {
-		link(filepath.Join(proj, d), filepath.Join(kiroDir, d))
+	if err := os.CopyFS(filepath.Join(kiroDir, "agents"), os.DirFS(filepath.Join(proj, "agents"))); err != nil {
+		t.Fatal(err)
 	}
-	files, _ := filepath.Glob(filepath.Join(proj, "agents", "*.json"))
-	for _, f := range files {
-		link(f, filepath.Join(kiroDir, "agents", filepath.Base(f)))
+	if err := os.CopyFS(filepath.Join(kiroDir, "agents", "agents"), os.DirFS(filepath.Join(proj, "agents"))); err != nil {
+		t.Fatal(err)
 	}
-	link(filepath.Join(proj, "agents"), filepath.Join(kiroDir, "agents", "agents"))
 	return ws
 }
 

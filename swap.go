@@ -103,8 +103,16 @@ func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
 	if err != nil {
 		return err
 	}
-	if _, err := LoadAgent(path, w.dir); err != nil {
+	next, err := LoadAgent(path, w.dir)
+	if err != nil {
 		return err
+	}
+	// Trust is decided before anything of the old agent stops: a refused
+	// agent leaves the workspace as it was (its permissions never apply).
+	r := agentTrustRequest(w.dir, next, w.opts)
+	r.Changed = w.started != nil && w.started[agentPath(next)] != r.Hash
+	if err := CheckTrust(ctx, w.opts.Trust, r); err != nil {
+		return fmt.Errorf("swap to agent %s: %w", path, err)
 	}
 	w.mu.Lock()
 	if w.closed {
@@ -119,6 +127,8 @@ func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
 	}
 	w.opts.Agent = path
 	w.agent, w.tools, w.mcp, w.mcpNames, w.hooks = nil, nil, nil, nil, nil
+	w.preTrusted = r.Hash // asked just above: not asked twice
+	defer func() { w.preTrusted = "" }()
 	if err := w.loadAgent(ctx); err != nil {
 		return fmt.Errorf("swap to agent %s: %w", path, err)
 	}

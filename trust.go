@@ -43,6 +43,11 @@ type TrustCommand struct {
 	Env []string `json:"env,omitempty"`
 	// URL is the endpoint of an HTTP MCP server.
 	URL string `json:"url,omitempty"`
+	// values are the server's env values and HTTP headers, as
+	// "ENV k=v" / "HEADER k=v" lines sorted: hashed (a changed token or
+	// LD_PRELOAD value asks again) but never shown or stored, as they may
+	// be secrets.
+	values []string
 }
 
 // String returns the command as a shell would show it: the program, its
@@ -96,17 +101,36 @@ type TrustRequest struct {
 	// Commands are the hooks (events sorted by name, each event's hooks in
 	// file order) and the enabled MCP servers (in the order given).
 	Commands []TrustCommand
+	// Permissions are the agent file's permission fields — tools,
+	// allowedTools, toolAliases, toolsSettings (allowedCommands,
+	// allowedPaths, deniedPaths, availableAgents, trustedAgents…),
+	// useLegacyMcpJson and includeMcpJson — as canonical JSON; "" for the
+	// default agent or a file that sets none. Hashed: widening them asks
+	// again.
+	Permissions string
 	// Hash is the hex SHA-256 of the commands' kind, name, command, args,
-	// env names and URL (not Source): a decision remembered for one hash
-	// does not cover a changed command.
+	// env names and values, header values and URL (not Source), and of
+	// Permissions: a decision remembered for one hash does not cover a
+	// changed command or a widened permission.
 	Hash string
+	// Changed is set when the agent file is loaded after the workspace
+	// opened (a sub-agent spawned by use_subagent, an agent swap) and its
+	// commands or permissions are not those it had when the workspace
+	// opened: the file is new or was rewritten during the run, possibly by
+	// the model. A TrustFunc that trusts by a flag given at start (the
+	// CLI's --trust: "the commands present when I started") must not trust
+	// such a request without asking a person. Not part of the hash.
+	Changed bool
 }
 
 // TrustFunc decides whether the workspace's commands may run: nil trusts
 // them; an error refuses them and Open returns it wrapped with ErrUntrusted
-// (as a *ConfigError). It is called at most once per Open, on Open's
-// goroutine, before any hook or MCP server starts, and only when there is
-// at least one command; it may block (to ask a person) until ctx is done.
+// (as a *ConfigError). It is called at most once per agent load — Open,
+// each spawn of a sub-agent whose file changed or was not loaded before,
+// an agent swap — before any of that agent's hooks or MCP servers start,
+// and only when there is at least one command (or, for a Changed request,
+// a permission); it may block (to ask a person) until ctx is done. It may
+// be called from a tool call's goroutine (use_subagent).
 type TrustFunc func(ctx context.Context, r TrustRequest) error
 
 // NewTrustRequest lists the commands of hooks (events sorted by name, each
@@ -141,11 +165,61 @@ func NewTrustRequest(dir, agentPath string, hooks config.Hooks, servers []config
 			env = append(env, k)
 		}
 		sort.Strings(env)
+		var values []string
+		for k, v := range s.Server.Env {
+			values = append(values, "ENV "+k+"="+v)
+		}
+		for k, v := range s.Server.Headers {
+			values = append(values, "HEADER "+k+"="+v)
+		}
+		sort.Strings(values)
 		r.Commands = append(r.Commands, TrustCommand{Kind: "mcp", Name: s.Name, Source: s.Source,
-			Command: s.Server.Command, Args: s.Server.Args, Env: env, URL: s.Server.URL})
+			Command: s.Server.Command, Args: s.Server.Args, Env: env, URL: s.Server.URL, values: values})
 	}
-	r.Hash = trustHash(r.Commands)
+	r.Hash = trustHash(r.Commands, "")
 	return r
+}
+
+// permissionsOf returns the permission fields of an agent file as
+// canonical JSON (object keys sorted, no spaces), "" for nil or a file
+// that sets none (TrustRequest.Permissions).
+func permissionsOf(a *config.Agent) string {
+	if a == nil {
+		return ""
+	}
+	p := map[string]any{}
+	if len(a.Tools) > 0 {
+		p["tools"] = a.Tools
+	}
+	if len(a.AllowedTools) > 0 {
+		p["allowedTools"] = a.AllowedTools
+	}
+	if len(a.ToolAliases) > 0 {
+		p["toolAliases"] = a.ToolAliases
+	}
+	if len(a.ToolsSettings) > 0 {
+		p["toolsSettings"] = a.ToolsSettings
+	}
+	if a.UseLegacyMcpJson {
+		p["useLegacyMcpJson"] = true
+	}
+	if a.IncludeMcpJson != nil {
+		p["includeMcpJson"] = *a.IncludeMcpJson
+	}
+	if len(p) == 0 {
+		return ""
+	}
+	raw, err := json.Marshal(p)
+	if err != nil {
+		return fmt.Sprintf("%v", p) // unreachable: the fields came from JSON
+	}
+	var canon any // re-encoded: the raw toolsSettings values get sorted keys too
+	if json.Unmarshal(raw, &canon) == nil {
+		if b, err := json.Marshal(canon); err == nil {
+			return string(b)
+		}
+	}
+	return string(raw)
 }
 
 // trustRequest is NewTrustRequest without what o disables.
@@ -173,7 +247,10 @@ func agentTrustRequest(dir string, a *Agent, o Options) TrustRequest {
 	if a.Resolved != nil {
 		servers = a.Resolved.MCPServers
 	}
-	return trustRequest(dir, path, hooks, servers, o)
+	r := trustRequest(dir, path, hooks, servers, o)
+	r.Permissions = permissionsOf(a.Config)
+	r.Hash = trustHash(r.Commands, r.Permissions)
+	return r
 }
 
 // WorkspaceCommands loads the agent Open would load for the workspace dir —
@@ -207,23 +284,40 @@ func workspaceAgent(dir, name, sys string, noProjectFiles bool) (*Agent, error) 
 	return LoadAgent(path, dir)
 }
 
-// trustHash hashes the commands without their Source.
-func trustHash(cmds []TrustCommand) string {
+// trustHash hashes the commands without their Source, with their env and
+// header values, and the permissions (when not "").
+func trustHash(cmds []TrustCommand, permissions string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	for _, c := range cmds {
 		c.Source = ""
-		_ = enc.Encode(c) // a struct of strings always encodes
+		_ = enc.Encode(struct {
+			TrustCommand
+			Values []string `json:"values,omitempty"`
+		}{c, c.values}) // a struct of strings always encodes
+	}
+	if permissions != "" {
+		_ = enc.Encode(map[string]string{"permissions": permissions})
 	}
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// CheckTrust asks trust about the commands r lists, when there are any and
-// trust is not nil: nil when they may run, else a *ConfigError matching
-// ErrUntrusted and wrapping trust's reason.
+// CheckTrust asks trust about the commands r lists, when there are any (or,
+// for a Changed request, commands or permissions): nil when they may run,
+// else a *ConfigError matching ErrUntrusted and wrapping trust's reason. A
+// nil trust trusts what the workspace held when it opened and refuses a
+// Changed request: the program chose the files it opened, not what was
+// written during the run.
 func CheckTrust(ctx context.Context, trust TrustFunc, r TrustRequest) error {
-	if trust == nil || len(r.Commands) == 0 {
+	if len(r.Commands) == 0 && (!r.Changed || r.Permissions == "") {
 		return nil
+	}
+	if trust == nil {
+		if !r.Changed {
+			return nil
+		}
+		return &ConfigError{Err: fmt.Errorf("%w: the agent file %s is new or its commands or permissions changed since the workspace opened "+
+			"(written during the run), and Options.Trust is nil, which trusts only what the workspace held when it opened", ErrUntrusted, r.Agent)}
 	}
 	if err := trust(ctx, r); err != nil {
 		if !errors.Is(err, ErrUntrusted) {

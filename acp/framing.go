@@ -123,7 +123,28 @@ var (
 	parseError     = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}` + "\n")
 	invalidRequest = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: not a JSON object"}}` + "\n")
 	notAMessage    = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: neither a request (method) nor a response (result or error)"}}` + "\n")
+	badID          = []byte(`{"jsonrpc":"2.0","id":null,"error":{"code":-32600,"message":"Invalid Request: id must be a string, an integer or null"}}` + "\n")
 )
+
+// validID reports whether a message's id is absent, null, a string or an
+// integer (JSON-RPC 2.0 §4: "a String, Number, or NULL value"; numbers
+// "SHOULD NOT contain fractional parts" — ACP uses integers). An object,
+// array, boolean or fractional id cannot be matched to its response.
+func validID(obj []byte) bool {
+	var m struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if json.Unmarshal(obj, &m) != nil {
+		return false
+	}
+	id := bytes.TrimSpace(m.ID)
+	if len(id) == 0 || string(id) == "null" {
+		return true
+	}
+	var str string
+	var n int64
+	return json.Unmarshal(id, &str) == nil || json.Unmarshal(id, &n) == nil
+}
 
 // isMessage reports whether a JSON object is a JSON-RPC request,
 // notification or response: it has a method, a result or an error.
@@ -161,6 +182,8 @@ func filterLines(in io.Reader, out *lockedWriter) io.Reader {
 				out.Write(invalidRequest)
 			case !isMessage(line):
 				out.Write(notAMessage)
+			case !validID(line):
+				out.Write(badID)
 			default:
 				if id, ok := requestID(line); ok {
 					out.track(id)

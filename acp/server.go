@@ -14,6 +14,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"os"
+	"path/filepath"
 	"sync"
 
 	sdk "github.com/coder/acp-go-sdk"
@@ -167,6 +169,9 @@ func (s *server) Authenticate(context.Context, sdk.AuthenticateRequest) (sdk.Aut
 
 // NewSession implements acp.Agent: a new stored session and loop.
 func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.NewSessionResponse, error) {
+	if err := checkCwd(p.Cwd); err != nil {
+		return sdk.NewSessionResponse{}, err
+	}
 	servers, err := mcpServers(p.McpServers)
 	if err != nil {
 		return sdk.NewSessionResponse{}, err
@@ -187,6 +192,9 @@ func (s *server) NewSession(ctx context.Context, p sdk.NewSessionRequest) (sdk.N
 // is replayed to the client as updates, then continues.
 func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
 	id := string(p.SessionId)
+	if err := checkCwd(p.Cwd); err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
 	servers, err := mcpServers(p.McpServers)
 	if err != nil {
 		return sdk.LoadSessionResponse{}, err
@@ -213,6 +221,22 @@ func (s *server) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk
 		}
 	}
 	return sdk.LoadSessionResponse{Modes: modeState(x.mode)}, nil
+}
+
+// checkCwd refuses a session cwd that is not an absolute path to an
+// existing directory (ACP: "cwd … must be an absolute path"): a relative
+// one would resolve against wherever the agent process runs, and the
+// workspace sandbox is rooted there.
+func checkCwd(cwd string) error {
+	switch st, err := os.Stat(cwd); {
+	case !filepath.IsAbs(cwd):
+		return sdk.NewInvalidParams(map[string]any{"cwd": cwd, "error": "cwd must be an absolute path"})
+	case err != nil:
+		return sdk.NewInvalidParams(map[string]any{"cwd": cwd, "error": "cwd does not exist: " + err.Error()})
+	case !st.IsDir():
+		return sdk.NewInvalidParams(map[string]any{"cwd": cwd, "error": "cwd is not a directory"})
+	}
+	return nil
 }
 
 // open starts a new session (id "") or continues the stored session id in

@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -205,12 +206,48 @@ func (r Resource) MarshalJSON() ([]byte, error) {
 //     neither exists the text is kept inline with a warning;
 //   - missing prompt files, resources, skills, hook scripts and MCP commands,
 //     unknown fields, and ignored values become Warnings, not errors.
-func LoadAgent(path string) (*Agent, error) {
+func LoadAgent(path string) (*Agent, error) { return LoadAgentWith(path, LoadOptions{}) }
+
+// maxConfigBytes bounds an agent or mcp.json file (bytes).
+const maxConfigBytes = 4 << 20
+
+// readConfigFile reads a configuration file that must be a regular file
+// (following symlinks) of at most maxConfigBytes: a FIFO, a device or a
+// huge file named like an agent file (written by anyone, the model
+// included) is an error, not a hang.
+func readConfigFile(abs string) ([]byte, error) {
+	st, err := os.Stat(abs)
+	switch {
+	case err != nil:
+		return nil, err
+	case !st.Mode().IsRegular():
+		return nil, fmt.Errorf("%s: not a regular file (%s)", abs, st.Mode().Type())
+	case st.Size() > maxConfigBytes:
+		return nil, fmt.Errorf("%s: %d bytes, over the %d-byte limit of a configuration file", abs, st.Size(), maxConfigBytes)
+	}
+	f, err := os.Open(abs)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, maxConfigBytes))
+}
+
+// LoadOptions tune LoadAgentWith.
+type LoadOptions struct {
+	// ReadFile reads the prompt file a "file://" or "@name" prompt names
+	// (nil = os.ReadFile); see ResolveOptions.ReadFile. The agent file
+	// itself is read with os.ReadFile.
+	ReadFile func(path string) ([]byte, error)
+}
+
+// LoadAgentWith is LoadAgent with options.
+func LoadAgentWith(path string, o LoadOptions) (*Agent, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("agent %s: %w", path, err)
 	}
-	raw, err := os.ReadFile(abs)
+	raw, err := readConfigFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("agent: %w", err)
 	}
@@ -231,7 +268,11 @@ func LoadAgent(path string) (*Agent, error) {
 		a.Name = strings.TrimSuffix(filepath.Base(abs), filepath.Ext(abs))
 	}
 	home, _ := os.UserHomeDir()
-	a.resolvePrompt(home)
+	read := o.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	a.resolvePrompt(home, read)
 	a.checkFields()
 	a.checkResources(home)
 	a.checkHooks(home)
@@ -326,7 +367,7 @@ func (a *Agent) promptPathHint(rel string) string {
 	return ""
 }
 
-func (a *Agent) resolvePrompt(home string) {
+func (a *Agent) resolvePrompt(home string, read func(string) ([]byte, error)) {
 	a.Prompt, a.PromptSource = a.PromptRef, "inline"
 	if rel, ok := strings.CutPrefix(a.PromptRef, "file://"); ok {
 		p := expandHome(rel, home)
@@ -334,7 +375,7 @@ func (a *Agent) resolvePrompt(home string) {
 			p = filepath.Join(filepath.Dir(a.Path), p)
 		}
 		p = filepath.Clean(p)
-		b, err := os.ReadFile(p)
+		b, err := read(p)
 		if err != nil {
 			a.Prompt = ""
 			a.warn(p, "/prompt", "prompt file not readable (%v); the agent has no prompt%s", unwrapPathError(err), a.promptPathHint(rel))
@@ -349,7 +390,7 @@ func (a *Agent) resolvePrompt(home string) {
 			cands = append(cands, filepath.Join(home, ".kiro", "prompts", m[1]+".md"))
 		}
 		for _, c := range cands {
-			if b, err := os.ReadFile(c); err == nil {
+			if b, err := read(c); err == nil {
 				a.Prompt, a.PromptSource = string(b), c
 				return
 			}

@@ -92,6 +92,12 @@ type ResolveOptions struct {
 	Home string
 	// NoDefaultSkills leaves out DefaultSkillResources.
 	NoDefaultSkills bool
+	// ReadFile reads every file whose content resolution keeps: file://
+	// resources, skills and steering files (nil = os.ReadFile). The
+	// runtime passes a reader that applies the workspace sandbox
+	// (tool.ReadFileIn; docs/security.md, "Files read into context"); a
+	// file it refuses is a Warning naming the file and the reason.
+	ReadFile func(path string) ([]byte, error)
 }
 
 // Resolve is ResolveWith with default options.
@@ -119,13 +125,17 @@ func ResolveWith(agent *Agent, projectRoot string, opts ResolveOptions) (*Resolv
 	if home == "" {
 		home, _ = os.UserHomeDir()
 	}
-	c := collector{root: root, home: home, agentFile: agent.Path, defaultSkills: !opts.NoDefaultSkills}
+	read := opts.ReadFile
+	if read == nil {
+		read = os.ReadFile
+	}
+	c := collector{root: root, home: home, agentFile: agent.Path, defaultSkills: !opts.NoDefaultSkills, read: read}
 	if root == agent.ProjectRoot {
 		c.configDir = agent.ConfigDir
 	}
 	c.collect(agent, true)
 	r := &Resolved{Agent: agent, ProjectRoot: root, Files: c.files, Skills: c.skills, KnowledgeBases: c.kbs, Knowledge: c.knowledge, Warnings: c.warnings}
-	r.resolveSteering(home)
+	r.resolveSteering(home, read)
 	if err := r.resolveMCP(home); err != nil {
 		return nil, err
 	}
@@ -137,6 +147,7 @@ type collector struct {
 	root, home, agentFile string
 	configDir             string // Agent.ConfigDir: ".kiro/" paths resolve against it
 	defaultSkills         bool
+	read                  func(string) ([]byte, error)
 	files                 []ResourceFile
 	skills                []Skill
 	kbs                   []Resource
@@ -152,6 +163,9 @@ func (c *collector) warn(file, field, format string, args ...any) {
 // collect walks the agent's resources; read says whether to read file
 // contents (Resolve) or only check existence (LoadAgent).
 func (c *collector) collect(a *Agent, read bool) {
+	if c.read == nil {
+		c.read = os.ReadFile
+	}
 	c.seenFile, c.seenSkill = map[string]bool{}, map[string]bool{}
 	for i, r := range a.Resources {
 		field := fmt.Sprintf("/resources/%d", i)
@@ -244,7 +258,7 @@ func (c *collector) addFile(uri, abs, field string, read bool) {
 	c.seenFile[abs] = true
 	f := ResourceFile{URI: uri, Path: c.display(abs), AbsPath: abs}
 	if read {
-		b, err := os.ReadFile(abs)
+		b, err := c.read(abs)
 		if err != nil {
 			c.warn(abs, field, "resource not readable (%v); skipped", unwrapPathError(err))
 			return
@@ -259,7 +273,7 @@ func (c *collector) addSkill(abs, field string) {
 		return
 	}
 	c.seenSkill[abs] = true
-	s, err := LoadSkill(abs)
+	s, err := loadSkill(abs, c.read)
 	if err != nil {
 		c.warn(abs, field, "skill skipped: %v", err)
 		return
@@ -275,8 +289,9 @@ func (c *collector) addSkill(abs, field string) {
 	c.skills = append(c.skills, *s)
 }
 
-// resolveSteering loads .kiro/steering/*.md of the project and the user.
-func (r *Resolved) resolveSteering(home string) {
+// resolveSteering loads .kiro/steering/*.md of the project and the user
+// with read.
+func (r *Resolved) resolveSteering(home string, read func(string) ([]byte, error)) {
 	inFiles := map[string]bool{}
 	for _, f := range r.Files {
 		inFiles[f.AbsPath] = true
@@ -300,7 +315,7 @@ func (r *Resolved) resolveSteering(home string) {
 			if inFiles[m] {
 				continue
 			}
-			s, err := LoadSteering(m)
+			s, err := loadSteering(m, read)
 			if err != nil {
 				r.Warnings = append(r.Warnings, Warning{File: m, Message: fmt.Sprintf("steering file skipped: %v", err)})
 				continue

@@ -66,12 +66,15 @@ func SkillHint(s Skill) string {
 // strata keeps the skill too, named after its folder, but its hint stays
 // metadata only (SkillHint); Resolve reports the missing front matter as a
 // Warning naming the file, so one such file never fails the agent.
-func LoadSkill(path string) (*Skill, error) {
+func LoadSkill(path string) (*Skill, error) { return loadSkill(path, os.ReadFile) }
+
+// loadSkill is LoadSkill reading the file with read.
+func loadSkill(path string, read func(string) ([]byte, error)) (*Skill, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("skill %s: %w", path, err)
 	}
-	raw, err := os.ReadFile(abs)
+	raw, err := read(abs)
 	if err != nil {
 		return nil, fmt.Errorf("skill: %w", err)
 	}

@@ -3,7 +3,6 @@ package config
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"path/filepath"
 	"reflect"
 	"sort"
@@ -229,7 +228,7 @@ func LoadMCPConfig(path string) (*MCPConfig, error) {
 	if err != nil {
 		return nil, fmt.Errorf("mcp config %s: %w", path, err)
 	}
-	raw, err := os.ReadFile(abs)
+	raw, err := readConfigFile(abs)
 	if err != nil {
 		return nil, fmt.Errorf("mcp config: %w", err)
 	}

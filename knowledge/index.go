@@ -29,9 +29,12 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 	"unicode"
 
 	"github.com/bmatcuk/doublestar/v4"
+
+	"github.com/strata-agent/strata/tool"
 
 	_ "modernc.org/sqlite" // the "sqlite" database/sql driver, with FTS5 compiled in
 )
@@ -46,7 +49,26 @@ const (
 	MaxFiles = 10000
 	// ChunkLines is the most lines in one indexed chunk (a search hit).
 	ChunkLines = 40
+	// DefaultTimeout bounds the indexing of all bases of one Build when
+	// Options.Timeout is 0; what is indexed by then is kept and Build
+	// warns.
+	DefaultTimeout = 30 * time.Second
 )
+
+// Options are how Build reads the sources.
+type Options struct {
+	// Env is the sandbox every source and file passes (tool.ReadFileIn:
+	// inside Env.Workdir or a read allowed path after symlinks, not in
+	// Env.ReadPaths.DeniedPaths, not hard-linked, regular files only, the
+	// size checked before reading). A nil Env is the process's working
+	// directory with no other setting.
+	Env *tool.Env
+	// Timeout bounds the indexing (0 = DefaultTimeout).
+	Timeout time.Duration
+	// Progress, when set, receives a line every 1000 files and when a
+	// base is done.
+	Progress func(msg string)
+}
 
 // ErrUnknownContext is returned (wrapped) by Search and Show for a context
 // id or name the index does not hold.
@@ -71,7 +93,7 @@ type Context struct {
 	Source      string
 	Files       int // files indexed
 	Chunks      int // chunks (search units) indexed
-	Skipped     int // files skipped: binary, too large or unreadable
+	Skipped     int // files skipped: binary, too large, not regular, refused by the sandbox or unreadable
 }
 
 // Hit is one search result: a chunk of a file.
@@ -90,12 +112,13 @@ type Index struct {
 }
 
 // Build indexes bases into a new in-memory Index. A base whose source is
-// missing, or that asks for the semantic index, gives a warning (the
-// message names the base and what was done) and is indexed as well as it
-// can be: a missing source is listed with no files. Errors are only those
-// of the database itself; ctx cancels the walk. The caller must Close the
-// index.
-func Build(ctx context.Context, bases []Base) (*Index, []string, error) {
+// missing or refused by the sandbox (o.Env), or that asks for the semantic
+// index, gives a warning (the message names the base and what was done)
+// and is indexed as well as it can be: such a source is listed with no
+// files. Indexing stops at o.Timeout (what was indexed is kept, with a
+// warning). Errors are only those of the database itself, or ctx's. The
+// caller must Close the index.
+func Build(ctx context.Context, bases []Base, o Options) (*Index, []string, error) {
 	db, err := sql.Open("sqlite", "file::memory:")
 	if err != nil {
 		return nil, nil, fmt.Errorf("knowledge: open index: %w", err)
@@ -106,10 +129,15 @@ func Build(ctx context.Context, bases []Base) (*Index, []string, error) {
 		db.Close()
 		return nil, nil, fmt.Errorf("knowledge: create FTS5 table: %w", err)
 	}
+	timeout := o.Timeout
+	if timeout <= 0 {
+		timeout = DefaultTimeout
+	}
+	deadline := time.Now().Add(timeout)
 	x := &Index{db: db}
 	var warns []string
 	for _, b := range bases {
-		c, w, err := x.add(ctx, b)
+		c, w, err := x.add(ctx, b, o, deadline)
 		warns = append(warns, w...)
 		if err != nil {
 			db.Close()
@@ -133,7 +161,7 @@ func contextID(name, source string) string {
 }
 
 // add indexes one base.
-func (x *Index) add(ctx context.Context, b Base) (Context, []string, error) {
+func (x *Index) add(ctx context.Context, b Base, o Options, deadline time.Time) (Context, []string, error) {
 	if b.Name == "" {
 		b.Name = filepath.Base(b.Source)
 	}
@@ -147,6 +175,9 @@ func (x *Index) add(ctx context.Context, b Base) (Context, []string, error) {
 		warns = append(warns, fmt.Sprintf("knowledge base %q: unknown indexType %q (want fast or best); indexed as \"fast\"", b.Name, b.IndexType))
 	}
 	st, err := os.Stat(b.Source)
+	if err == nil {
+		_, err = tool.ResolvePath(o.Env, b.Source, tool.AccessRead)
+	}
 	if err != nil {
 		return c, append(warns, fmt.Sprintf("knowledge base %q: source %s: %v; listed with no content", b.Name, b.Source, err)), nil
 	}
@@ -160,10 +191,15 @@ func (x *Index) add(ctx context.Context, b Base) (Context, []string, error) {
 		return c, warns, fmt.Errorf("knowledge: %w", err)
 	}
 	defer ins.Close()
+	var notes []string // why files were skipped, the first few
 	index := func(abs, rel string) error {
-		data, err := os.ReadFile(abs)
-		if err != nil || len(data) > MaxFileBytes || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
+		// Sandbox, regular file and size are checked before anything is read.
+		data, err := tool.ReadFileIn(o.Env, abs, MaxFileBytes)
+		if err != nil || bytes.IndexByte(data[:min(len(data), 8192)], 0) >= 0 {
 			c.Skipped++
+			if err != nil && len(notes) < 3 {
+				notes = append(notes, err.Error())
+			}
 			return nil
 		}
 		c.Files++
@@ -173,7 +209,18 @@ func (x *Index) add(ctx context.Context, b Base) (Context, []string, error) {
 			}
 			c.Chunks++
 		}
+		if o.Progress != nil && (c.Files+c.Skipped)%1000 == 0 {
+			o.Progress(fmt.Sprintf("knowledge base %q: %d files indexed, %d skipped", b.Name, c.Files, c.Skipped))
+		}
 		return nil
+	}
+	late := func() bool {
+		if time.Now().Before(deadline) {
+			return false
+		}
+		warns = append(warns, fmt.Sprintf("knowledge base %q: indexing stopped after %d files at the time limit (knowledge.Options.Timeout); "+
+			"the rest is not searchable: narrow the base with include/exclude", b.Name, c.Files+c.Skipped))
+		return true
 	}
 	if !st.IsDir() {
 		if err := index(b.Source, ""); err != nil {
@@ -187,13 +234,16 @@ func (x *Index) add(ctx context.Context, b Base) (Context, []string, error) {
 			if ctx.Err() != nil {
 				return ctx.Err()
 			}
+			if late() {
+				return fs.SkipAll
+			}
 			if d.IsDir() {
 				if d.Name() == ".git" {
 					return filepath.SkipDir
 				}
-				return nil
-			}
-			if !d.Type().IsRegular() {
+				if _, err := tool.ResolvePath(o.Env, p, tool.AccessRead); err != nil && p != b.Source {
+					return filepath.SkipDir // a denied folder is not walked
+				}
 				return nil
 			}
 			rel, _ := filepath.Rel(b.Source, p)
@@ -205,11 +255,24 @@ func (x *Index) add(ctx context.Context, b Base) (Context, []string, error) {
 				warns = append(warns, fmt.Sprintf("knowledge base %q: stopped at %d files (knowledge.MaxFiles)", b.Name, MaxFiles))
 				return fs.SkipAll
 			}
+			if !d.Type().IsRegular() {
+				c.Skipped++ // a FIFO, socket, device or symlink: never opened
+				if len(notes) < 3 {
+					notes = append(notes, fmt.Sprintf("%s: %v (%s)", p, tool.ErrNotRegular, d.Type()))
+				}
+				return nil
+			}
 			return index(p, rel)
 		})
 		if err != nil {
 			return c, warns, err
 		}
+	}
+	if len(notes) > 0 {
+		warns = append(warns, fmt.Sprintf("knowledge base %q: %d file(s) skipped, e.g. %s", b.Name, c.Skipped, strings.Join(notes, "; ")))
+	}
+	if o.Progress != nil {
+		o.Progress(fmt.Sprintf("knowledge base %q: %d files indexed, %d skipped", b.Name, c.Files, c.Skipped))
 	}
 	if err := tx.Commit(); err != nil {
 		return c, warns, fmt.Errorf("knowledge: %w", err)

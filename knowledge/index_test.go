@@ -6,6 +6,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/strata-agent/strata/tool"
 )
 
 func write(t *testing.T, dir string, files map[string]string) {
@@ -40,7 +42,7 @@ func TestBuildSearchAndList(t *testing.T) {
 		{Name: "docs", Description: "product docs", Source: filepath.Join(dir, "docs"), Include: []string{"*.md"}, Exclude: []string{"vendor/**"}},
 		{Name: "runbook", Source: filepath.Join(dir, "runbook.md"), IndexType: "best"},
 		{Name: "gone", Source: filepath.Join(dir, "missing")},
-	})
+	}, Options{Env: &tool.Env{Workdir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -103,7 +105,7 @@ func TestChunksCarryLineRanges(t *testing.T) {
 		b.WriteString("hay\n")
 	}
 	write(t, dir, map[string]string{"f.txt": b.String()})
-	idx, _, err := Build(t.Context(), []Base{{Name: "f", Source: filepath.Join(dir, "f.txt")}})
+	idx, _, err := Build(t.Context(), []Base{{Name: "f", Source: filepath.Join(dir, "f.txt")}}, Options{Env: &tool.Env{Workdir: dir}})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -44,7 +44,7 @@ func (x *Index) Show() string {
 		if c.Description != "" {
 			fmt.Fprintf(&b, "description: %s\n", c.Description)
 		}
-		fmt.Fprintf(&b, "source: %s\nfiles: %d, chunks: %d, skipped files: %d (binary, over %d bytes or unreadable)\nindex: lexical (BM25, SQLite FTS5)\n\n",
+		fmt.Fprintf(&b, "source: %s\nfiles: %d, chunks: %d, skipped files: %d (binary, over %d bytes, not a regular file, refused by the sandbox or unreadable)\nindex: lexical (BM25, SQLite FTS5)\n\n",
 			c.Source, c.Files, c.Chunks, c.Skipped, MaxFileBytes)
 	}
 	return strings.TrimSuffix(b.String(), "\n")

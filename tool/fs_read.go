@@ -250,7 +250,8 @@ type dirEntry struct {
 // directory is Directory mode: entries below path down to depth levels (0 =
 // direct children), depth-first in name order, one per line as
 // "<type> <size> <path>" (type d, -, l; directories end with "/", symlinks
-// show "-> target"; paths relative to the workspace root when inside it).
+// show "-> target" unless the read policy refuses where they lead; paths
+// relative to the workspace root when inside it).
 // Symlinked directories and .git are listed but not descended into; entries
 // Env.ReadPaths.DeniedPaths cover are left out, as glob and grep leave them.
 func (t *FSRead) directory(ctx context.Context, env *Env, op fsReadOp) (Result, error) {
@@ -310,6 +311,11 @@ func (t *FSRead) directory(ctx context.Context, env *Env, op fsReadOp) (Result, 
 			case de.Type()&fs.ModeSymlink != 0:
 				e.kind = 'l'
 				e.link, _ = os.Readlink(full)
+				if _, err := ResolvePath(env, full, AccessRead); err != nil {
+					// The target names a denied or outside path: not shown,
+					// as a denied entry is not (envalias -> .env).
+					e.link = "(target not shown: " + linkRefusal(err) + ")"
+				}
 			case de.IsDir():
 				e.kind = 'd'
 			case de.Type().IsRegular():
@@ -477,4 +483,12 @@ func (t *FSRead) image(env *Env, op fsReadOp) (Result, error) {
 	}
 	head := llm.TextBlock(fmt.Sprintf("Read %d image(s): %s", len(blocks), strings.Join(names, ", ")))
 	return Result{Content: append([]llm.Block{head}, blocks...)}, nil
+}
+
+// linkRefusal says in a few words why a symlink's target is not shown.
+func linkRefusal(err error) string {
+	if errors.Is(err, ErrSandbox) {
+		return "it leads to a path the read policy refuses"
+	}
+	return "it cannot be resolved"
 }

@@ -53,7 +53,7 @@ func TestWebFetchLimits(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	wf := &WebFetch{Timeout: 200 * time.Millisecond}
+	wf := &WebFetch{Timeout: 200 * time.Millisecond, AllowPrivate: true} // the test server is on 127.0.0.1
 	tests := []struct {
 		name, input, want, wantErr string
 	}{

@@ -14,3 +14,7 @@ func sysLinkCount(fi fs.FileInfo) uint64 {
 	}
 	return 0
 }
+
+// openNoFollow are the open flags of ReadFileIn: no final symlink
+// followed, and no blocking open (a FIFO without a writer).
+const openNoFollow = syscall.O_NOFOLLOW | syscall.O_NONBLOCK

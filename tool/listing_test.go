@@ -1,6 +1,8 @@
 package tool
 
 import (
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 )
@@ -43,4 +45,24 @@ func TestAttackListingsHideDeniedEntries(t *testing.T) {
 	}
 	// A denied directory cannot be listed at all.
 	failed(t, call(t, env, "fs_read", `{"operations":[{"mode":"Directory","path":"secrets"}]}`), "deniedPaths")
+}
+
+// A listing does not show where a symlink leads when the read policy
+// refuses it (issue 23): envalias -> .env (denied) and out -> a file
+// outside the workspace are listed by name only; a link inside is shown
+// with its target. The target used to be printed, naming the denied file.
+func TestAttackListingHidesRefusedSymlinkTargets(t *testing.T) {
+	ws := workspace(t, map[string]string{".env": "API_KEY=hunter2\n", "real.txt": "x"})
+	outside := t.TempDir()
+	for link, target := range map[string]string{"envalias": ".env", "out": outside + "/credentials", "fine": "real.txt"} {
+		if err := os.Symlink(target, filepath.Join(ws, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := &Env{Workdir: ws, ReadPaths: PathPolicy{DeniedPaths: []string{".env"}}}
+	got := ok(t, call(t, env, "fs_read", `{"operations":[{"mode":"Directory","path":"."}]}`))
+	mustContain(t, got, "envalias -> (target not shown", "out -> (target not shown", "fine -> real.txt")
+	if strings.Contains(got, ".env") || strings.Contains(got, "credentials") {
+		t.Errorf("a refused target is shown:\n%s", got)
+	}
 }

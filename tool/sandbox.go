@@ -131,6 +131,11 @@ func ResolvePath(env *Env, p string, access Access) (string, error) {
 		return "", refuse(fmt.Sprintf("(%s) is a file with %d hard links: its other names may lie outside the workspace, "+
 			"so tools refuse hard-linked files; replace it with a copy of its own (cp, then mv over it) to use it", real, linkCount(fi)))
 	}
+	if env.Outer != nil { // a sub-agent: its parent's policy applies too (Narrow)
+		if _, err := ResolvePath(env.Outer, p, access); err != nil {
+			return "", fmt.Errorf("%w (the policy of the agent that started this sub-agent)", err)
+		}
+	}
 	return real, nil
 }
 

@@ -196,6 +196,11 @@ type Env struct {
 	// (execute_bash sends each output line). It may be called from several
 	// goroutines, but never concurrently for one tool call.
 	Progress func(msg string)
+	// Outer, when non-nil, is the environment of the agent that started
+	// this one (use_subagent): every path ResolvePath accepts must also
+	// pass ResolvePath(Outer, …) for the same access, so a sub-agent never
+	// reaches what its parent could not (see Narrow).
+	Outer *Env
 }
 
 // Editor reads and writes whole text files for fs_read and fs_write. Paths

@@ -36,11 +36,17 @@ const (
 //
 // web_fetch reaches the network: it is not read-only and, in allowlist
 // mode, runs only when the agent's allowedTools names it or the user
-// approves it. It does not refuse private or loopback addresses.
+// approves it. It refuses link-local and cloud metadata addresses always,
+// and loopback and private ones unless AllowPrivate, checked on every
+// address dialled, redirects included (urlfetch.Fetcher).
 type WebFetch struct {
 	// Client sends the request (nil = a client with no cookies that
-	// follows at most 10 redirects, http.Client's default).
+	// follows at most 10 redirects and checks every address it dials; a
+	// Client given here is used as is, without that check).
 	Client *http.Client
+	// AllowPrivate lets the fetch reach loopback and private addresses
+	// (strata.Options.WebFetchAllowPrivate).
+	AllowPrivate bool
 	// Timeout bounds one fetch (0 = WebFetchTimeout).
 	Timeout time.Duration
 }
@@ -67,7 +73,7 @@ func (w *WebFetch) Run(ctx context.Context, _ *Env, input json.RawMessage) (Resu
 	if timeout <= 0 {
 		timeout = WebFetchTimeout
 	}
-	f := urlfetch.Fetcher{Client: w.Client, MaxBytes: int64(limit), Timeout: timeout}
+	f := urlfetch.Fetcher{Client: w.Client, MaxBytes: int64(limit), Timeout: timeout, AllowPrivate: w.AllowPrivate}
 	d, err := f.Fetch(ctx, in.URL)
 	if err != nil {
 		return Result{}, fmt.Errorf("web_fetch: %w", err)

@@ -31,6 +31,9 @@ type runFlags struct {
 	streamIdle, maxRetryDelay, requestTimeout  time.Duration
 	compact, compactTLDR                       bool
 	trust                                      bool // --trust: the workspace's hooks and MCP servers may run
+	subAgentDepth, subAgentsPerResponse        int  // --max-subagent-depth, --max-subagents-per-response
+	toolCallsPerResponse                       int  // --max-tool-calls-per-response
+	webFetchPrivate                            bool // --web-fetch-private
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
 	keepalive                                  *keepAliveFlag // --keepalive (chat, acp); nil = no pings (run)
@@ -115,6 +118,13 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.DurationVar(&f.requestTimeout, "request-timeout", 0,
 		"fail a model call still unfinished after this long, retries and the streamed answer included (0 = no limit)")
 	fl.BoolVar(&f.trust, "trust", false, trustHelp)
+	fl.IntVar(&f.subAgentDepth, "max-subagent-depth", strata.DefaultMaxSubAgentDepth, "most use_subagent levels below the session's agent (0 = the default)")
+	fl.IntVar(&f.subAgentsPerResponse, "max-subagents-per-response", strata.DefaultMaxSubAgentsPerResponse,
+		"most use_subagent calls run from one model response; the others get an error result (0 = the default)")
+	fl.IntVar(&f.toolCallsPerResponse, "max-tool-calls-per-response", strata.DefaultMaxToolCallsPerResponse,
+		"most tool calls run from one model response; the others get an error result (0 = the default)")
+	fl.BoolVar(&f.webFetchPrivate, "web-fetch-private", false,
+		"let web_fetch reach loopback and private addresses (link-local and cloud metadata addresses stay refused)")
 	f.knobs.add(fl)
 	f.context.add(fl)
 }
@@ -272,7 +282,9 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 	}
 	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
 		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
-		Trust: cliTrust(f.trust), KeepAlive: f.keepalive.options()}
+		Trust: cliTrust(f.trust), KeepAlive: f.keepalive.options(),
+		MaxSubAgentDepth: f.subAgentDepth, MaxSubAgentsPerResponse: f.subAgentsPerResponse,
+		MaxToolCallsPerResponse: f.toolCallsPerResponse, WebFetchAllowPrivate: f.webFetchPrivate}
 	f.context.apply(&o)
 	if f.compactTLDR && !f.compact {
 		return nil, usageError{errors.New("--compact-tldr needs --compact")}

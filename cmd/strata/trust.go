@@ -14,8 +14,9 @@ import (
 )
 
 // trustHelp is the help of --trust.
-const trustHelp = "run this workspace's hooks and MCP server commands without asking; the decision is remembered " +
-	"(in the user's config dir) until a command changes. Without it strata shows new commands and asks on a terminal, " +
+const trustHelp = "run this workspace's hooks and MCP server commands, as they are when strata starts, without asking; " +
+	"the decision is remembered (in the user's config dir) until a command or permission changes; an agent file written " +
+	"or changed during the run is asked about again (refused without a terminal). Without it strata shows new commands and asks on a terminal, " +
 	"and refuses to run them otherwise"
 
 // cliTrust is the trust policy of every command that runs a workspace's
@@ -35,11 +36,16 @@ func cliTrust(flag bool) strata.TrustFunc {
 	}
 	return strata.RememberedTrust(store, func(ctx context.Context, r strata.TrustRequest) (bool, error) {
 		showTrust(os.Stderr, r)
-		if flag {
+		if flag && !r.Changed {
 			fmt.Fprintf(os.Stderr, "strata: trusted with --trust (remembered in %s)\n", store.Path)
 			return true, nil
 		}
 		if !isTerminal(os.Stdin) {
+			if r.Changed {
+				return false, fmt.Errorf("the agent file %s is new or its commands or permissions changed after strata started "+
+					"(written during the run, possibly by the model); --trust covers only what was there at start and stdin is not "+
+					"a terminal to ask on: check the file, then start strata again", r.Agent)
+			}
 			return false, fmt.Errorf("these %d command(s) were never trusted in %s and stdin is not a terminal to ask on: "+
 				"check them, then run again with --trust (the decision is remembered until a command changes)", len(r.Commands), r.Dir)
 		}
@@ -56,8 +62,15 @@ func cliTrust(flag bool) strata.TrustFunc {
 	})
 }
 
-// showTrust lists the commands of r, each with the file it comes from.
+// showTrust lists the commands of r, each with the file it comes from, and
+// the agent file's permissions when it changed during the run.
 func showTrust(w io.Writer, r strata.TrustRequest) {
+	if r.Changed {
+		fmt.Fprintf(w, "strata: the agent file %s changed after strata started (new or rewritten during the run, possibly by the model)\n", printable(r.Agent))
+		if r.Permissions != "" {
+			fmt.Fprintf(w, "  permissions: %s\n", printable(r.Permissions))
+		}
+	}
 	fmt.Fprintf(w, "strata: the workspace %s would run these commands (new, or changed since it was trusted):\n", printable(r.Dir))
 	for _, c := range r.Commands {
 		src := c.Source

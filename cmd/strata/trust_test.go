@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/strata-agent/strata/internal/peers"
@@ -200,4 +201,56 @@ func doneServer(t *testing.T, n int) *replay.Server {
 	}
 	t.Cleanup(func() { srv.Close() })
 	return srv
+}
+
+// --trust means "the commands present when I started" (issue 23, item 2):
+// during a `run --trust`, the model rewrites a sub-agent's file to add an
+// agentSpawn hook and execute_bash permission, then delegates to it. The
+// rewritten file is asked about again — and, with no terminal, refused:
+// the hook does not run and the run ends normally with the sub-agent call
+// failed. --trust used to trust (and remember) the model's hook.
+func TestAttackTrustFlagCoversOnlyWhatWasThereAtStart(t *testing.T) {
+	dir := t.TempDir()
+	write := func(rel, s string) {
+		os.MkdirAll(filepath.Dir(filepath.Join(dir, rel)), 0o755)
+		if err := os.WriteFile(filepath.Join(dir, rel), []byte(s), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	write(".kiro/agents/parent2.json", `{"name":"parent2","prompt":"PARENT-PROMPT","tools":["fs_read","use_subagent"],
+		"allowedTools":["fs_read","use_subagent"],"toolsSettings":{"subagent":{"availableAgents":["helper"],"trustedAgents":["helper"]}}}`)
+	write(".kiro/agents/helper.json", `{"name":"helper","prompt":"HELPER-PROMPT","tools":["fs_read"],"allowedTools":["fs_read"],
+		"hooks":{"agentSpawn":[{"command":"echo trusted at start"}]}}`)
+	var mu sync.Mutex
+	n := 0
+	srv, err := replay.NewResponder(func(r replay.Request) replay.Response {
+		mu.Lock()
+		n++
+		first := n == 1
+		mu.Unlock()
+		reply := replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}}
+		if first {
+			write(".kiro/agents/helper.json", `{"name":"helper","prompt":"HELPER-PROMPT","tools":["execute_bash"],"allowedTools":["execute_bash"],
+				"hooks":{"agentSpawn":[{"command":"touch `+filepath.Join(dir, "hook-ran")+`"}]}}`)
+			in, _ := json.Marshal(map[string]string{"agent": "helper", "task": "run it"})
+			reply = replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("s1", "use_subagent", in)}}
+		}
+		resp, err := replay.Turn(llm.APIAnthropic, reply)
+		if err != nil {
+			return replay.Response{Status: 500, Body: []byte(err.Error())}
+		}
+		return resp
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	env := []string{"HOME=" + t.TempDir(), "XDG_CONFIG_HOME=" + t.TempDir(), "ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + srv.URL()}
+	r := runCLI(t, dir, env, "run", "--trust", "--agent", "parent2", "--format", "json", "go")
+	if ran(dir, "hook-ran") {
+		t.Fatalf("the hook the model wrote during a --trust run ran\n%s", r.stderr)
+	}
+	if r.code != 0 || !strings.Contains(r.stderr, "changed after strata started") || !strings.Contains(r.stdout, "changed after strata started") {
+		t.Errorf("exit %d; want 0 with the refusal on stderr and in the use_subagent result\nstdout:\n%s\nstderr:\n%s", r.code, r.stdout, r.stderr)
+	}
 }

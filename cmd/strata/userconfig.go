@@ -27,7 +27,7 @@ type setting struct {
 	key   string // YAML key in config.yaml
 	flag  string // flag name of run, chat, acp and render (without --)
 	env   string // variable overriding the file ("" = none)
-	kind  string // "string", "int" or "duration"
+	kind  string // "string", "int", "bool" or "duration"
 	check func(string) error
 }
 
@@ -45,6 +45,10 @@ var settings = []setting{
 	{key: "request_timeout", flag: "request-timeout", kind: "duration"},
 	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive},          // chat and acp only
 	{key: "store", flag: "store", env: "STRATA_STORE", kind: "string", check: checkStore}, // --db is its older name
+	{key: "max_subagent_depth", flag: "max-subagent-depth", kind: "int"},
+	{key: "max_subagents_per_response", flag: "max-subagents-per-response", kind: "int"},
+	{key: "max_tool_calls_per_response", flag: "max-tool-calls-per-response", kind: "int"},
+	{key: "web_fetch_private", flag: "web-fetch-private", kind: "bool"},
 }
 
 // simCommands are the commands whose --provider names a cache simulator
@@ -186,6 +190,10 @@ func (s setting) validate(v string) error {
 	case "int":
 		if n, err := strconv.ParseInt(v, 10, 64); err != nil || n < 0 {
 			return fmt.Errorf("want a whole number ≥ 0, got %q", v)
+		}
+	case "bool":
+		if _, err := strconv.ParseBool(v); err != nil {
+			return fmt.Errorf("want true or false, got %q", v)
 		}
 	case "duration":
 		if d, err := time.ParseDuration(v); err != nil || d < 0 {

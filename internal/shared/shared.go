@@ -66,8 +66,10 @@ func AgentProjects(t testing.TB) []string {
 // its own workspace (dir is returned), and a project stored without its
 // .kiro prefix (agents/*.json at its top level; its README says to clone it
 // as <project>/.kiro) gets a new temporary workspace whose .kiro is a
-// symbolic link to dir, or a copy where links cannot be made. The stored
-// data is never written.
+// copy of dir: not a symbolic link, as strata reads the files it puts in
+// context only inside the workspace after following symlinks
+// (docs/security.md, "Files read into context"). The stored data is never
+// written.
 func KiroWorkspace(t testing.TB, dir string) string {
 	t.Helper()
 	if st, err := os.Stat(filepath.Join(dir, ".kiro")); err == nil && st.IsDir() {
@@ -77,12 +79,9 @@ func KiroWorkspace(t testing.TB, dir string) string {
 		t.Fatalf("%s has neither .kiro/ nor agents/*.json", dir)
 	}
 	ws := t.TempDir()
-	link := filepath.Join(ws, ".kiro")
-	if err := os.Symlink(dir, link); err == nil {
-		return ws
-	}
-	if err := os.CopyFS(link, os.DirFS(dir)); err != nil {
-		t.Fatalf("copy %s to %s: %v", dir, link, err)
+	kiro := filepath.Join(ws, ".kiro")
+	if err := os.CopyFS(kiro, os.DirFS(dir)); err != nil {
+		t.Fatalf("copy %s to %s: %v", dir, kiro, err)
 	}
 	return ws
 }

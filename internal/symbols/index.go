@@ -22,9 +22,22 @@ type Index struct {
 	Root         string // repository root the paths are relative to
 	MaxFileBytes int64  // 0 = DefaultMaxFileBytes
 	MaxFiles     int    // 0 = DefaultMaxFiles
+	// ReadFile reads a file (absolute path) of at most max bytes; nil =
+	// os.ReadFile. The runtime passes the workspace sandbox's reader
+	// (tool.ReadFileIn), so a symlink or hard link out of the repository
+	// is not parsed.
+	ReadFile func(path string, max int64) ([]byte, error)
 
 	mu    sync.Mutex
 	cache map[string]cached
+}
+
+// read is ReadFile, or os.ReadFile.
+func (x *Index) read(path string, max int64) ([]byte, error) {
+	if x.ReadFile != nil {
+		return x.ReadFile(path, max)
+	}
+	return os.ReadFile(path)
 }
 
 type cached struct {
@@ -61,14 +74,14 @@ func (x *Index) Map(paths []string) *prompt.SymbolMap {
 		}
 		parsed++
 		seen[p] = true
-		st, err := os.Stat(filepath.Join(x.Root, filepath.FromSlash(p)))
+		st, err := os.Lstat(filepath.Join(x.Root, filepath.FromSlash(p))) // a symlink is not a regular file: not followed
 		if err != nil || !st.Mode().IsRegular() || st.Size() > maxBytes {
 			continue
 		}
 		c, ok := x.cache[p]
 		if !ok || c.size != st.Size() || c.mtime != st.ModTime().UnixNano() {
 			c = cached{size: st.Size(), mtime: st.ModTime().UnixNano()}
-			if src, err := os.ReadFile(filepath.Join(x.Root, filepath.FromSlash(p))); err == nil {
+			if src, err := x.read(filepath.Join(x.Root, filepath.FromSlash(p)), maxBytes); err == nil {
 				if f, err := Parse(p, src); err == nil && len(f.Symbols) > 0 {
 					c.file = f
 				}

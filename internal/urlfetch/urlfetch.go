@@ -11,9 +11,12 @@ import (
 	"fmt"
 	"io"
 	"mime"
+	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strings"
+	"syscall"
 	"time"
 
 	"golang.org/x/net/html"
@@ -39,12 +42,84 @@ type Doc struct {
 	Content string
 }
 
-// Fetcher fetches URLs. The zero value uses http.DefaultClient and the
-// default limits. Safe for concurrent use.
+// ErrAddress is matched (errors.Is) by Fetch's error for a connection the
+// address policy refuses (see Fetcher).
+var ErrAddress = errors.New("urlfetch: address refused")
+
+// Fetcher fetches URLs. The zero value uses a client of its own and the
+// default limits, and refuses private addresses. Safe for concurrent use.
+//
+// Addresses: with Client nil, every connection — the first and each
+// redirect's — is checked on the IP address actually dialled, after DNS
+// resolution (net.Dialer.Control), so a name that resolves, or later
+// re-resolves, to an internal address is refused as well. Link-local
+// addresses, cloud metadata endpoints among them (169.254.0.0/16,
+// fe80::/10, fd00:ec2::254), multicast and the unspecified address are
+// always refused; loopback (127.0.0.0/8, ::1), private (10/8, 172.16/12,
+// 192.168/16, fc00::/7) and shared (100.64/10) addresses unless
+// AllowPrivate. No proxy is used then (the proxy's address would be
+// checked, not the target's). A non-nil Client is used as given: its
+// transport decides.
 type Fetcher struct {
-	Client   *http.Client  // nil = http.DefaultClient
+	Client   *http.Client  // nil = a client with the address check
 	MaxBytes int64         // 0 = DefaultMaxBytes
 	Timeout  time.Duration // 0 = DefaultTimeout
+	// AllowPrivate lets the fetch reach loopback and private addresses
+	// (web_fetch: strata.Options.WebFetchAllowPrivate; the URLs a person
+	// gives on the command line).
+	AllowPrivate bool
+}
+
+// metadataV6 is AWS's IPv6 instance metadata endpoint, inside fc00::/7.
+var (
+	metadataV6 = netip.MustParseAddr("fd00:ec2::254")
+	sharedV4   = netip.MustParsePrefix("100.64.0.0/10")
+)
+
+// CheckAddress returns nil when ip may be connected to: an error matching
+// ErrAddress naming the address and its kind otherwise (see Fetcher).
+func CheckAddress(ip netip.Addr, allowPrivate bool) error {
+	ip = ip.Unmap()
+	kind := ""
+	switch {
+	case ip == metadataV6 || ip.IsLinkLocalUnicast():
+		kind = "link-local (cloud metadata endpoints live there)"
+	case ip.IsLinkLocalMulticast() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast():
+		kind = "multicast"
+	case ip.IsUnspecified():
+		kind = "unspecified (it reaches this machine)"
+	case allowPrivate:
+	case ip.IsLoopback():
+		kind = "loopback"
+	case ip.IsPrivate() || sharedV4.Contains(ip):
+		kind = "private"
+	}
+	if kind == "" {
+		return nil
+	}
+	return fmt.Errorf("%w: %s is a %s address", ErrAddress, ip, kind)
+}
+
+// client is f.Client, or a client whose every dial passes CheckAddress.
+func (f *Fetcher) client() *http.Client {
+	if f.Client != nil {
+		return f.Client
+	}
+	d := &net.Dialer{Timeout: 30 * time.Second, KeepAlive: 30 * time.Second,
+		Control: func(_, address string, _ syscall.RawConn) error {
+			host, _, err := net.SplitHostPort(address)
+			if err != nil {
+				return fmt.Errorf("%w: %s: %v", ErrAddress, address, err)
+			}
+			ip, err := netip.ParseAddr(host)
+			if err != nil {
+				return fmt.Errorf("%w: %s is not an IP address", ErrAddress, host)
+			}
+			return CheckAddress(ip, f.AllowPrivate)
+		}}
+	t := http.DefaultTransport.(*http.Transport).Clone()
+	t.Proxy, t.DialContext = nil, d.DialContext
+	return &http.Client{Transport: t}
 }
 
 // Fetch GETs raw (an http or https URL) and returns it as a Doc:
@@ -65,10 +140,7 @@ func (f *Fetcher) Fetch(ctx context.Context, raw string) (Doc, error) {
 	if max <= 0 {
 		max = DefaultMaxBytes
 	}
-	client := f.Client
-	if client == nil {
-		client = http.DefaultClient
-	}
+	client := f.client()
 	ctx, cancel := context.WithTimeout(ctx, timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, raw, nil)
