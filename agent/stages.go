@@ -67,15 +67,19 @@ var windowPolicy = compact.Policy{ChunkMinMessages: 1, KeepMinMessages: 1}
 
 // assembleWithinWindow assembles the request from pc and, when
 // Config.ContextWindow is known and the request's estimated size (system,
-// messages and tools, plus the output cap) exceeds it, removes the oldest
-// prompts from the live history (windowPolicy: a frozen chunk whose text
-// says which messages were removed; one Compaction event each) and
-// assembles again, until it fits or no user-prompt boundary is left (the
-// request is then sent as is and the provider decides). The message-loop
-// design, COMPOSE_REQUEST: "Run compaction if the composed size would exceed
-// the model's context window." A nil id (warming a restored layout) emits
-// nothing, so a restored loop detaches the same chunks.
-func (e *Engine) assembleWithinWindow(s *State, corr string, id *event.TurnID, pc *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
+// messages and tools, plus the output cap) exceeds it, compacts the oldest
+// prompts of the live history (windowPolicy: a frozen chunk; one Compaction
+// event each) and assembles again, until it fits or no user-prompt boundary
+// is left (the request is then sent as is and the provider decides). The
+// message-loop design, COMPOSE_REQUEST: "Run compaction if the composed size
+// would exceed the model's context window." Without a summariser the chunk
+// only says which messages were removed; when Config.Compaction has one
+// (compact.Policy.Summarize, --compact-tldr) the chunk keeps the messages
+// with a tl;dr of each long text, as Context Pilot's detached chunks do
+// (docs/loop.md, rule 3), and its requests count in the turn's usage. A nil
+// id (warming a restored layout) emits nothing, so a restored loop detaches
+// the same chunks.
+func (e *Engine) assembleWithinWindow(ctx context.Context, s *State, corr string, id *event.TurnID, pc *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
 	for {
 		req, bd, err := e.cfg.Layout.Assemble(pc)
 		if err != nil {
@@ -86,7 +90,11 @@ func (e *Engine) assembleWithinWindow(s *State, corr string, id *event.TurnID, p
 		if e.cfg.ContextWindow <= 0 || size <= e.cfg.ContextWindow {
 			return req, bd, nil
 		}
-		c, ok := windowPolicy.Next(s.History[s.Detached:], s.Detached)
+		pol := windowPolicy
+		if e.cfg.Compaction != nil {
+			pol.Summarize = e.cfg.Compaction.Summarize
+		}
+		c, ok, err := pol.NextContext(ctx, s.History[s.Detached:], s.Detached)
 		if !ok {
 			if id != nil {
 				e.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
@@ -94,9 +102,21 @@ func (e *Engine) assembleWithinWindow(s *State, corr string, id *event.TurnID, p
 			}
 			return req, bd, nil
 		}
-		c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens): removed to fit the model's context window of %d tokens.",
-			c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow)
-		e.detach(s, corr, id, c, fmt.Sprintf(", removed from the request because it (~%d tokens with the output cap) exceeded the context window of %d tokens", size, e.cfg.ContextWindow))
+		if err != nil && id != nil {
+			e.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
+				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(s.Chunks)+1, err)})
+		}
+		why := "removed from the request"
+		if pol.Summarize != nil {
+			why = "summarised"
+			c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens), summarised to fit the model's context window of %d tokens:\n\n%s",
+				c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow, c.Text)
+			s.TLDR = s.TLDR.Add(c.Usage)
+		} else {
+			c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens): removed to fit the model's context window of %d tokens.",
+				c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow)
+		}
+		e.detach(s, corr, id, c, fmt.Sprintf(", %s because it (~%d tokens with the output cap) exceeded the context window of %d tokens", why, size, e.cfg.ContextWindow))
 		pc.History = s.History[s.Detached:]
 		if pc.Summary != "" {
 			pc.Summary += "\n\n"

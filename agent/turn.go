@@ -347,7 +347,7 @@ func (e *Engine) warm(s *State) error {
 		if e.cfg.Gather != nil {
 			_ = e.cfg.Gather(context.Background(), &pc) // as in composeRequest; nothing is emitted while warming
 		}
-		if _, _, err := e.assembleWithinWindow(s, "", nil, &pc); err != nil {
+		if _, _, err := e.assembleWithinWindow(context.Background(), s, "", nil, &pc); err != nil {
 			return fmt.Errorf("agent: restore loop %s: layout %s cannot lay out the stored history up to message %d: %w",
 				s.LoopID, e.cfg.Layout.Name(), j, err)
 		}
@@ -373,7 +373,7 @@ func (e *Engine) composeRequest(ctx context.Context, s *State) (*llm.Request, *p
 	if err := e.runHooks(ctx, p); err != nil {
 		return nil, nil, err
 	}
-	req, bd, err := e.assembleWithinWindow(s, corr, id, &pc)
+	req, bd, err := e.assembleWithinWindow(ctx, s, corr, id, &pc)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
@@ -77,5 +78,46 @@ func TestCompactionWhenTheWindowWouldBeExceeded(t *testing.T) {
 	}
 	if len(b.st.Chunks) != 1 || b.st.Chunks[0] != a.st.Chunks[0] {
 		t.Errorf("restored chunks %+v; want %+v", b.st.Chunks, a.st.Chunks)
+	}
+}
+
+// With a summariser configured (--compact-tldr), compaction for the window
+// summarises instead of dropping: the chunk keeps the messages with a
+// tl;dr of each long text, and the tl;dr requests count in the turn's usage.
+func TestWindowCompactionSummarisesWhenASummariserIsSet(t *testing.T) {
+	long := strings.Repeat("lorem ipsum dolor sit amet ", 40)
+	var script []replay.Response
+	for i := 0; i < 3; i++ {
+		script = append(script, must(replay.Text(llm.APIAnthropic, fmt.Sprintf("answer %d", i))))
+	}
+	summaries := 0
+	pol := &compact.Policy{ChunkMinMessages: 1 << 20, Summarize: func(_ context.Context, text string) (string, llm.Usage, error) {
+		summaries++
+		return "a long lorem ipsum prompt", llm.Usage{Input: 10, Output: 5, Total: 15}, nil
+	}}
+	a, _, bus, srv := noopAgent(t, Config{ContextWindow: 700, Compaction: pol}, script)
+	var last *Result
+	for i := 0; i < 3; i++ {
+		res, err := a.Prompt(context.Background(), fmt.Sprintf("prompt %d: %s", i, long))
+		if err != nil {
+			t.Fatal(err)
+		}
+		last = res
+	}
+	bus.Close()
+	var b struct{ System []struct{ Text string } }
+	if err := json.Unmarshal(srv.Received()[2].Body, &b); err != nil {
+		t.Fatal(err)
+	}
+	system := ""
+	for _, x := range b.System {
+		system += x.Text
+	}
+	if summaries == 0 || !strings.Contains(system, "summarised to fit the model's context window of 700 tokens") ||
+		!strings.Contains(system, "a long lorem ipsum prompt") || strings.Contains(system, "removed to fit") {
+		t.Fatalf("third request's system prompt (%d summaries):\n%s", summaries, system)
+	}
+	if last.Usage.Total < 15 {
+		t.Errorf("the prompt's usage %+v does not count the tl;dr requests", last.Usage)
 	}
 }
