@@ -68,11 +68,16 @@ func (a *Agent) runTools(ctx context.Context, corr string, id event.TurnID, call
 }
 
 // authorize runs the authority stack for one call (docs/loop.md, rule 9): (1) the agent's
-// allowed tools, (2) the approval mode, (3) guard hooks at tool_call pre —
+// allowed tools and Config.Denied, (2) the approval mode, (3) guard hooks at tool_call pre —
 // any deny wins. It returns who approved, or the reason for the denial.
 func (a *Agent) authorize(ctx context.Context, corr string, id event.TurnID, index int, call llm.Block) (ok bool, by, reason string) {
 	if a.cfg.AllowedTool != nil && !a.cfg.AllowedTool(call.Name) {
 		return false, "", fmt.Sprintf("tool %q is not among the agent's tools", call.Name)
+	}
+	if a.cfg.Denied != nil {
+		if reason := a.cfg.Denied(call); reason != "" {
+			return false, "", reason
+		}
 	}
 	gate := func(answer string) {
 		a.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: corr, Turn: &id, ToolCall: &call, Text: string(a.cfg.Mode) + ": " + answer})

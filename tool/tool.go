@@ -176,6 +176,25 @@ type Env struct {
 	AllowedCommands []string
 	// DeniedCommands are execute_bash regex patterns that refuse a command.
 	DeniedCommands []string
+	// DenyByDefault refuses, without asking, an execute_bash command that
+	// would otherwise be asked about (kiro's execute_bash denyByDefault;
+	// CommandPermission).
+	DenyByDefault bool
+	// AutoAllowReadonly runs pipelines of kiro's read-only commands (ls,
+	// cat, echo, pwd, which, head, tail, find, grep, dir, type) without
+	// prompting (kiro's execute_bash autoAllowReadonly; CommandPermission).
+	AutoAllowReadonly bool
+	// PersonApproved, when non-nil, reports whether a person answered the
+	// approval of the tool call callID itself (not a mode, an allowlist or
+	// an earlier "always"). Only such a call may use a path outside the
+	// workspace and the access's allowedPaths, or write agent configuration
+	// (ConfigPath); nil: no call may (docs/security.md, "Who may approve
+	// what"). The runtime sets it from its approver.
+	PersonApproved func(callID string) bool
+	// ConfigPaths are more files and folders (absolute, "~/…" or relative
+	// to Workdir) that count as agent configuration for writes (ConfigPath):
+	// the runtime adds strata's own config file and folder.
+	ConfigPaths []string
 	// Editor, when non-nil, is the client that owns the workspace's text
 	// files (an ACP client offering fs/read_text_file and
 	// fs/write_text_file): fs_read reads text through it, so the model sees
