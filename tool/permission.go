@@ -106,6 +106,9 @@ func commandNeedsAsking(env *Env, command string) string {
 	if strings.TrimSpace(command) == "" {
 		return "the command is empty"
 	}
+	if strings.ContainsRune(command, 0) {
+		return "the command contains a NUL byte"
+	}
 	for _, p := range kiroDangerous {
 		if strings.Contains(command, p) {
 			return fmt.Sprintf("the command contains %q, which kiro always asks about", p)
