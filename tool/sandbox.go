@@ -54,12 +54,17 @@ const maxPathBytes = 4096
 //     access's allowed paths (Env.Policy: ReadPaths for AccessRead,
 //     WritePaths for AccessWrite; an entry is a directory or a glob, and a
 //     plain path covers everything below it). "../x", an absolute path
-//     elsewhere, or a symlink pointing out are refused.
+//     elsewhere, or a symlink pointing out are refused, unless a person
+//     approved the call (Env.PersonApproved for Env.CallID).
 //   - It must match none of the access's denied paths (kiro's
 //     gitignore-like globs: a pattern without "/" matches a name at any
 //     depth; a match covers everything below it). A write is also refused
 //     where ReadPaths denies: fs_write's result shows the file it edits. An
 //     invalid denied pattern refuses every path (fail closed).
+//   - A write to agent configuration (ConfigPath, Env.ConfigPaths) is
+//     refused unless a person approved the call or an fs_write allowedPaths
+//     entry names agent configuration covering it (docs/security.md,
+//     "Agent configuration files").
 //   - A path of PATH_MAX (4096) bytes or more, once absolute and clean, is
 //     refused, as the kernel would.
 //   - An existing regular file with more than one hard link is refused

@@ -66,10 +66,15 @@
 // # Command lists
 //
 // allowedCommands and deniedCommands (kiro's execute_bash settings) are
-// regular expressions over the text of a command, not a parse of what bash
-// will run. CommandAllowed splits a command at ;, &, |, newlines and
-// substitutions and checks every part against the deny list, and
-// CommandPreApproved wants every part to match the allow list. What still
+// regular expressions over the text of a command. CommandAllowed checks the
+// whole command, every simple command bash's grammar finds in it (parsed
+// with mvdan.cc/sh/v3/syntax) and the parts of a plain text split at ;, &,
+// |, newlines and substitutions against the deny list. CommandPermission
+// pre-approves only a command kiro's dangerous-pattern rules pass and the
+// parser reads as one plain pipeline of literal words (no expansion,
+// substitution, redirection, assignment or code-running builtin), whose
+// every command matches the allow list (docs/security.md, "Command
+// classification"; FuzzCommandClassification checks it against bash). What still
 // gets through a deny list such as ["rm .*"], each kept as a test
 // (TestLimitDenyListBypasses): a tab for the space (`rm\t-rf x`); quotes
 // inside or around the name (`r""m -rf x`, two single quotes alike,
@@ -77,7 +82,7 @@
 // another program doing the same (`find . -delete`, `python3 -c ...`); a
 // path (`/bin/rm -rf x`). A deny list is a speed bump against a careless
 // model, not a boundary against a hostile one. An allow list is safer (a
-// command must match a pattern entirely, part by part) but only as narrow
+// command must match a pattern entirely, command by command) but only as narrow
 // as its patterns: "git .*" pre-approves `git -c core.fsmonitor=... status`.
 // Use the approval step (--approve ask or allowlist) and a sandboxed
 // machine for untrusted work.
