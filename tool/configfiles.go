@@ -96,6 +96,9 @@ var fileWriters = map[string]bool{
 func shellConfigWrite(env *Env, command string) string {
 	f, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(command), "")
 	if err != nil {
+		if mentionsConfig(command) {
+			return "the command names agent configuration and cannot be parsed to tell whether it writes it: that needs a person's approval of this call"
+		}
 		return ""
 	}
 	why := ""
@@ -105,7 +108,10 @@ func shellConfigWrite(env *Env, command string) string {
 		}
 		v, bad := plainWord(w)
 		if bad != "" {
-			v = w.Lit()
+			if text := literalText(w); mentionsConfig(text) {
+				why = "the command writes a path built from " + text + ", which names agent configuration: that needs a person's approval of this call"
+			}
+			return
 		}
 		v = strings.TrimPrefix(v, "of=")
 		if v == "" {
@@ -132,4 +138,37 @@ func shellConfigWrite(env *Env, command string) string {
 		return why == ""
 	})
 	return why
+}
+
+// configMarkers are the names ConfigPath looks for, lower case: text that
+// holds one may name agent configuration.
+var configMarkers = []string{".kiro", ".amazonq", "amazonq", ".strata", ".mcp.json", "agents.md", "agents.override.md", "claude.md", "claude.local.md"}
+
+// mentionsConfig reports whether text (compared in lower case) holds a
+// name of agent configuration: the over-eager fallback where a path is not
+// known exactly.
+func mentionsConfig(text string) bool {
+	text = strings.ToLower(text)
+	for _, m := range configMarkers {
+		if strings.Contains(text, m) {
+			return true
+		}
+	}
+	return false
+}
+
+// literalText returns the literal parts of w (unquoted, single- and
+// double-quoted text), leaving out its expansions.
+func literalText(w *syntax.Word) string {
+	var b strings.Builder
+	syntax.Walk(w, func(n syntax.Node) bool {
+		switch n := n.(type) {
+		case *syntax.Lit:
+			b.WriteString(n.Value)
+		case *syntax.SglQuoted:
+			b.WriteString(n.Value)
+		}
+		return true
+	})
+	return b.String()
 }

@@ -67,7 +67,9 @@ func TestConfigWritesAreAskedOfAPerson(t *testing.T) {
 	if v := PathPermission(env, AccessWrite, []string{"src/a.go"}, true); v.Permission != Allow {
 		t.Errorf("fs_write src: %+v", v)
 	}
-	for _, c := range []string{"echo x > .kiro/agents/a.json", "cp /tmp/a AGENTS.md", "tee -a .mcp.json", "echo x >>CLAUDE.md"} {
+	for _, c := range []string{"echo x > .kiro/agents/a.json", "cp /tmp/a AGENTS.md", "tee -a .mcp.json", "echo x >>CLAUDE.md",
+		"echo x > .kiro/agents/$n.json", "cp x \"$HOME/.kiro/agents/a.json\"", "echo x > .kiro/agents/a.json (",
+	} {
 		if v := CommandPermission(env, c, true); v.Permission != Ask || !v.Person {
 			t.Errorf("%q: %+v", c, v)
 		}

@@ -2,6 +2,7 @@ package tool
 
 import (
 	"fmt"
+	"path"
 	"strings"
 
 	"mvdan.cc/sh/v3/syntax"
@@ -53,12 +54,7 @@ func parseShell(command string) shellShape {
 		sh.why = "bash cannot parse it: " + err.Error()
 		return sh
 	}
-	syntax.Walk(f, func(n syntax.Node) bool {
-		if c, ok := n.(*syntax.CallExpr); ok && len(c.Args) > 0 {
-			sh.all = append(sh.all, source(command, c))
-		}
-		return true
-	})
+	sh.all = simpleCommands(command, f, 0)
 	switch {
 	case len(f.Stmts) == 0:
 		sh.why = "it is empty"
@@ -71,6 +67,87 @@ func parseShell(command string) shellShape {
 		sh.stages, sh.texts = nil, nil
 	}
 	return sh
+}
+
+// maxShellDepth bounds how deep simpleCommands follows code inside strings
+// (eval "…", bash -c "…").
+const maxShellDepth = 3
+
+// simpleCommands returns the text of every simple command in f (parsed from
+// src), anywhere: as written, and, when its words are plain, as bash will
+// see them — quotes removed, words joined by one space, the command name
+// also without its directory ("r”m -rf x" and "/bin/rm -rf x" give
+// "rm -rf x"); and the simple commands of the code an eval, or a bash or
+// sh -c, runs when that code is plain text (up to maxShellDepth deep).
+func simpleCommands(src string, f *syntax.File, depth int) []string {
+	var out []string
+	syntax.Walk(f, func(n syntax.Node) bool {
+		c, ok := n.(*syntax.CallExpr)
+		if !ok || len(c.Args) == 0 {
+			return true
+		}
+		out = append(out, source(src, c))
+		words := make([]string, 0, len(c.Args))
+		for _, w := range c.Args {
+			v, why := plainWord(w)
+			if why != "" {
+				return true
+			}
+			words = append(words, v)
+		}
+		for len(words) > 0 {
+			out = append(out, strings.Join(words, " "))
+			if base := path.Base(words[0]); base != words[0] {
+				out = append(out, strings.Join(append([]string{base}, words[1:]...), " "))
+			}
+			if !wrappers[path.Base(words[0])] {
+				break
+			}
+			words = words[1:]
+			for len(words) > 0 && (strings.HasPrefix(words[0], "-") || strings.Contains(words[0], "=")) {
+				words = words[1:]
+			}
+		}
+		if len(words) == 0 || depth >= maxShellDepth {
+			return true
+		}
+		if inner := innerCode(words); inner != "" {
+			if g, err := syntax.NewParser(syntax.Variant(syntax.LangBash)).Parse(strings.NewReader(inner), ""); err == nil {
+				out = append(out, inner)
+				out = append(out, simpleCommands(inner, g, depth+1)...)
+			}
+		}
+		return true
+	})
+	return out
+}
+
+// wrappers are commands that run their arguments as a command (after
+// options and NAME=value words): the deny side also sees the command they
+// wrap ("command rm -rf x" gives "rm -rf x").
+var wrappers = map[string]bool{
+	"command": true, "exec": true, "builtin": true, "nohup": true, "sudo": true, "doas": true, "env": true,
+	"nice": true, "time": true, "stdbuf": true, "setsid": true, "chrt": true, "ionice": true,
+}
+
+// innerCode returns the shell code a simple command runs from its
+// arguments: eval's arguments joined by spaces, the argument after -c of
+// bash or sh; "" for anything else.
+func innerCode(words []string) string {
+	switch path.Base(words[0]) {
+	case "eval":
+		return strings.Join(words[1:], " ")
+	case "bash", "sh", "dash", "zsh", "ksh":
+		if len(words) < 3 {
+			return ""
+		}
+		for i, w := range words[1 : len(words)-1] {
+			if w == "-c" {
+				return words[i+2]
+			}
+		}
+	}
+	return ""
 }
 
 // pipeline adds the stages of st, a pipeline of simple commands, and returns

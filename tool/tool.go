@@ -74,13 +74,14 @@
 // parser reads as one plain pipeline of literal words (no expansion,
 // substitution, redirection, assignment or code-running builtin), whose
 // every command matches the allow list (docs/security.md, "Command
-// classification"; FuzzCommandClassification checks it against bash). What still
-// gets through a deny list such as ["rm .*"], each kept as a test
-// (TestLimitDenyListBypasses): a tab for the space (`rm\t-rf x`); quotes
-// inside or around the name (`r""m -rf x`, two single quotes alike,
-// `"rm" -rf x`); a variable (`X=rm; $X -rf x`); eval (`eval "rm -rf x"`);
-// another program doing the same (`find . -delete`, `python3 -c ...`); a
-// path (`/bin/rm -rf x`). A deny list is a speed bump against a careless
+// classification"; FuzzCommandClassification checks it against bash). The
+// deny side also sees each simple command as bash will run it: quotes and
+// escapes removed, the name without its directory, the command a wrapper
+// (command, exec, env, sudo, …) runs, the code eval or bash -c runs
+// (TestAttackDenyListSeesWhatBashRuns). What still gets through a deny list
+// such as ["rm .*"], each kept as a test (TestLimitDenyListBypasses): a
+// variable (`X=rm; $X -rf x`); another program doing the same
+// (`find . -delete`, `python3 -c ...`). A deny list is a speed bump against a careless
 // model, not a boundary against a hostile one. An allow list is safer (a
 // command must match a pattern entirely, command by command) but only as narrow
 // as its patterns: "git .*" pre-approves `git -c core.fsmonitor=... status`.
