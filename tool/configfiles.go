@@ -82,10 +82,29 @@ func (e *Env) protectedWrite(r resolvedPath) bool {
 
 // fileWriters are commands whose arguments name files they create, change
 // or remove; with execute_bash in allowedTools, one naming agent
-// configuration still needs a person's approval (shellConfigWrite).
+// configuration still needs a person's approval (shellConfigWrite). sed
+// and perl write only with -i, dd only with of=.
 var fileWriters = map[string]bool{
 	"tee": true, "cp": true, "mv": true, "install": true, "ln": true, "touch": true, "rm": true,
 	"truncate": true, "rsync": true, "sed": true, "perl": true, "dd": true, "chmod": true, "mkdir": true,
+}
+
+// writes reports whether the command name with args writes the files its
+// arguments name (fileWriters).
+func writes(name string, args []*syntax.Word) bool {
+	if !fileWriters[name] {
+		return false
+	}
+	if name != "sed" && name != "perl" && name != "dd" {
+		return true
+	}
+	for _, a := range args {
+		l := literalText(a)
+		if (name == "dd" && strings.HasPrefix(l, "of=")) || (name != "dd" && (strings.HasPrefix(l, "-i") || strings.HasPrefix(l, "--in-place"))) {
+			return true
+		}
+	}
+	return false
 }
 
 // shellConfigWrite returns why command writes agent configuration, where
@@ -129,7 +148,7 @@ func shellConfigWrite(env *Env, command string) string {
 				check(n.Word)
 			}
 		case *syntax.CallExpr:
-			if len(n.Args) > 0 && fileWriters[filepath.Base(n.Args[0].Lit())] {
+			if len(n.Args) > 0 && writes(filepath.Base(n.Args[0].Lit()), n.Args[1:]) {
 				for _, a := range n.Args[1:] {
 					check(a)
 				}

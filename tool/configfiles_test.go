@@ -74,7 +74,14 @@ func TestConfigWritesAreAskedOfAPerson(t *testing.T) {
 			t.Errorf("%q: %+v", c, v)
 		}
 	}
-	if v := CommandPermission(env, "cat AGENTS.md", true); v.Permission != Allow {
-		t.Errorf("cat AGENTS.md: %+v", v)
+	for _, c := range []string{"cat AGENTS.md", "sed -n 1p AGENTS.md", "dd if=CLAUDE.md"} {
+		if v := CommandPermission(env, c, true); v.Permission != Allow {
+			t.Errorf("%q: %+v", c, v)
+		}
+	}
+	for _, c := range []string{"sed -i s/a/b/ AGENTS.md", "dd if=/dev/zero of=.mcp.json"} {
+		if v := CommandPermission(env, c, true); !v.Person {
+			t.Errorf("%q: %+v", c, v)
+		}
 	}
 }

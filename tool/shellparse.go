@@ -28,20 +28,17 @@ type shellShape struct {
 	why string
 }
 
-// indirection are the commands that run, load or reinterpret other shell
-// code, or change how later words resolve: an allow pattern never matches
-// a command that starts with one (docs/security.md, "Command
-// classification"). Array subscripts of declare/printf -v/read/test -v are
-// evaluated as arithmetic, so they are here too.
+// indirection are the builtins that run, load or reinterpret other shell
+// code (eval, source, exec, command, trap, …) or set variables and options
+// (declare, export, read, printf -v, set, …; array subscripts they take are
+// evaluated as arithmetic): an allow pattern never matches a command that
+// starts with one (docs/security.md, "Command classification").
 var indirection = map[string]bool{
 	"eval": true, "source": true, ".": true, "exec": true, "command": true, "builtin": true,
 	"enable": true, "trap": true, "alias": true, "unalias": true, "declare": true, "typeset": true,
 	"local": true, "export": true, "readonly": true, "let": true, "set": true, "shopt": true,
-	"hash": true, "fc": true, "mapfile": true, "readarray": true, "read": true, "printf": true,
-	"test": true, "[": true, "coproc": true, "unset": true, "caller": true, "complete": true,
-	"compgen": true, "bind": true, "history": true, "ulimit": true, "umask": true, "cd": true,
-	"pushd": true, "popd": true, "wait": true, "kill": true, "disown": true, "suspend": true,
-	"logout": true, "exit": true, "return": true, "times": true, "getopts": true, "shift": true,
+	"fc": true, "mapfile": true, "readarray": true, "read": true, "printf": true, "unset": true,
+	"coproc": true, "complete": true, "compgen": true, "bind": true, "hash": true,
 }
 
 // parseShell parses command as bash and describes its shape. A command bash
