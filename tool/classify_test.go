@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -87,6 +88,10 @@ func FuzzCommandClassification(f *testing.F) {
 		}
 	}
 	env := &Env{AllowedCommands: fuzzAllowed, AutoAllowReadonly: true}
+	var allowRes []*regexp.Regexp
+	for _, p := range fuzzAllowed {
+		allowRes = append(allowRes, regexp.MustCompile(`\A(?:`+p+`)\z`))
+	}
 	f.Fuzz(func(t *testing.T, command string) {
 		if len(command) > 300 || !CommandPreApproved(env, command) {
 			return
@@ -114,8 +119,15 @@ func FuzzCommandClassification(f *testing.F) {
 			if strings.HasPrefix(line, traceMark[:1]+traceMark[:1]) {
 				t.Fatalf("%q pre-approved but bash ran something nested: %q", command, line)
 			}
-			if rest, ok := strings.CutPrefix(line, traceMark); ok && !ranName(rest, names) {
+			rest, ok := strings.CutPrefix(line, traceMark)
+			if !ok {
+				continue
+			}
+			if !ranName(rest, names) {
 				t.Fatalf("%q pre-approved but bash ran %q, not one of its commands %v", command, rest, names)
+			}
+			if name, _, _ := strings.Cut(rest, " "); !kiroReadonly[name] && !matchesAll(allowRes, rest, nil) {
+				t.Fatalf("%q pre-approved but bash ran %q, which neither is read-only nor matches %q", command, rest, fuzzAllowed)
 			}
 		}
 		calls, _ := os.ReadFile(log)
