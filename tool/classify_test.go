@@ -45,6 +45,11 @@ func TestAttackExpansionBypassesAllowedCommands(t *testing.T) {
 			t.Errorf("%q pre-approved by allowedCommands [.*]", c)
 		}
 	}
+	for _, c := range []string{"grep -iP x f", "grep --perl x f", "grep --pe x f", "cat f | grep -rnP x"} {
+		if CommandPreApproved(&Env{AutoAllowReadonly: true}, c) {
+			t.Errorf("%q pre-approved as read-only", c)
+		}
+	}
 	for _, c := range []string{`echo a b`, `echo 'a b' "c d"`, `ls -la | grep x | head -n 5`, `echo a\ b`} {
 		if !CommandPreApproved(&Env{AllowedCommands: []string{".*"}}, c) {
 			t.Errorf("%q not pre-approved by allowedCommands [.*]", c)

@@ -127,7 +127,7 @@ func commandNeedsAsking(env *Env, command string) string {
 		if words[0] == "find" && anyContains(words[1:], "-exec", "-delete", "-ok", "-fprint", "-fls") {
 			return "find with -exec, -ok, -delete, -fprint or -fls can change files"
 		}
-		if words[0] == "grep" && anyContains(words[1:], "-P", "--perl-regexp") {
+		if words[0] == "grep" && (anyContains(words[1:], "-P", "--perl-regexp") || grepPerl(words[1:])) {
 			return "grep -P (Perl regular expressions) can run code"
 		}
 	}
@@ -187,6 +187,27 @@ func next(s string, i int) int {
 }
 
 func isBlank(b byte) bool { return b == ' ' || b == '\t' }
+
+// grepPerl reports whether grep's arguments ask for Perl regular
+// expressions in a form kiro's substring check misses: -P inside a cluster
+// of short options (-iP) or an abbreviation of --perl-regexp (--perl).
+func grepPerl(args []string) bool {
+	for _, a := range args {
+		if a == "--" {
+			return false
+		}
+		long, _, _ := strings.Cut(a, "=")
+		switch {
+		case strings.HasPrefix(a, "--"):
+			if len(long) >= 3 && strings.HasPrefix("--perl-regexp", long) {
+				return true
+			}
+		case strings.HasPrefix(a, "-") && strings.ContainsRune(a, 'P'):
+			return true
+		}
+	}
+	return false
+}
 
 func anyContains(words []string, subs ...string) bool {
 	for _, w := range words {
