@@ -114,8 +114,8 @@ func commandNeedsAsking(env *Env, command string) string {
 			return fmt.Sprintf("the command contains %q, which kiro always asks about", p)
 		}
 	}
-	for i := strings.IndexByte(command, '|'); i >= 0; i = next(command, i) {
-		if i == 0 || i == len(command)-1 || !isBlank(command[i-1]) || !isBlank(command[i+1]) {
+	for i := 0; i < len(command); i++ {
+		if command[i] == '|' && (i == 0 || i == len(command)-1 || !isBlank(command[i-1]) || !isBlank(command[i+1])) {
 			return `the command has a "|" without spaces around it`
 		}
 	}
@@ -176,14 +176,6 @@ func matchesAll(res []*regexp.Regexp, command string, parts []string) bool {
 		}
 	}
 	return true
-}
-
-func next(s string, i int) int {
-	j := strings.IndexByte(s[i+1:], '|')
-	if j < 0 {
-		return -1
-	}
-	return i + 1 + j
 }
 
 func isBlank(b byte) bool { return b == ' ' || b == '\t' }
