@@ -32,15 +32,16 @@ func (a *askLog) Approve(_ context.Context, r agent.ApprovalRequest) (agent.Deci
 
 // kiro's meaning of allowedCommands (built-in-tools.md): a matching
 // command runs without prompting; the others are asked about (and run when
-// allowed, or under --approve all); deniedCommands refuse in every mode.
+// allowed, or under --approve all); deniedCommands refuse in every mode,
+// without asking (kiro's eval_perm returns Deny before anything else).
 // strata used to refuse every command outside allowedCommands, even after
-// an approval.
+// an approval, and used to ask about denied ones first.
 func TestAllowedCommandsRunWithoutPromptingOthersAreAsked(t *testing.T) {
 	dir := t.TempDir()
 	writeFiles(t, dir, map[string]string{".kiro/agents/dev.json": `{"name":"dev","prompt":"p","tools":["*"],` +
-		`"toolsSettings":{"execute_bash":{"allowedCommands":["echo .*"],"deniedCommands":["rm .*"]}}}`})
+		`"toolsSettings":{"execute_bash":{"allowedCommands":["echo .*","touch listed\\.txt"],"deniedCommands":["rm .*"]}}}`})
 	calls := []llm.Block{
-		toolUse("listed", "execute_bash", map[string]any{"command": "echo listed > listed.txt"}),
+		toolUse("listed", "execute_bash", map[string]any{"command": "touch listed.txt"}),
 		toolUse("other", "execute_bash", map[string]any{"command": "touch other.txt"}),
 		toolUse("denied", "execute_bash", map[string]any{"command": "rm -rf listed.txt"}),
 	}
@@ -50,8 +51,8 @@ func TestAllowedCommandsRunWithoutPromptingOthersAreAsked(t *testing.T) {
 		wantAsked string
 		otherRuns bool
 	}{
-		{agent.ModeAllowlist, agent.AllowOnce, "other,denied", true},
-		{agent.ModeAllowlist, agent.RejectOnce, "other,denied", false},
+		{agent.ModeAllowlist, agent.AllowOnce, "other", true},
+		{agent.ModeAllowlist, agent.RejectOnce, "other", false},
 		{agent.ModeAll, agent.RejectOnce, "", true},
 	} {
 		t.Run(string(c.mode)+"/"+string(c.answer), func(t *testing.T) {

@@ -3,7 +3,6 @@ package strata
 import (
 	"cmp"
 	"context"
-	"encoding/json"
 	"fmt"
 	"iter"
 	"slices"
@@ -305,7 +304,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 	cfg := agent.Config{
 		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
-		AllowedTool: w.allowedTool(), PreApproved: w.preApproved(), Approver: approver,
+		AllowedTool: w.allowedTool(), Approver: approver,
 		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
 		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(modelContextWindow(w.prov.model)),
 	}
@@ -314,6 +313,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		p.Summarize = compact.ProviderSummarizer(prov, w.prov.model)
 		cfg.Compaction = &p
 	}
+	w.permissions(env, mode, approver).apply(&cfg)
 	w.panelSources(&cfg, env, bus)
 	w.repo.apply(&cfg, layout)
 	tools := append(slices.Clip(w.tools), extra...)
@@ -331,7 +331,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 // says otherwise (they cannot change the workspace). thinking, introspect and
 // knowledge (show and search only in strata) also run without asking for
 // agent files, as the Amazon Q Developer CLI's requires_acceptance is false
-// for them (see preApproved).
+// for them (see permissions.verdict).
 var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true, "thinking": true, "introspect": true, "knowledge": true}
 
 // allowedTool is authority step 1: the agent's `tools` (nil = all).
@@ -342,32 +342,6 @@ func (w *Workspace) allowedTool() func(string) bool {
 	}
 	extra := w.extraNames()
 	return func(name string) bool { return extra[name] || cfg.ToolAllowed(w.configName(name)) }
-}
-
-// preApproved is the allowlist: Options.Tools marked PreApproved, then the agent's allowedTools
-// (and kiro's default-trusted tools) or, for execute_bash, a command its
-// allowedCommands match (tool.CommandPreApproved: kiro runs those without
-// prompting and prompts for the others), else the read-only built-ins.
-func (w *Workspace) preApproved() func(llm.Block) bool {
-	cfg, extra := w.agent.Config, w.preApprovedExtras()
-	if cfg == nil {
-		return func(c llm.Block) bool { return extra[c.Name] || readOnlyBuiltins[c.Name] }
-	}
-	cmds := &tool.Env{AllowedCommands: cfg.ToolSettings("execute_bash").AllowedCommands,
-		DeniedCommands: cfg.ToolSettings("execute_bash").DeniedCommands}
-	return func(c llm.Block) bool {
-		name := w.configName(c.Name)
-		if extra[c.Name] || cfg.ToolAutoApproved(name) || noAcceptance[c.Name] || w.trustedSubAgent(c) {
-			return true
-		}
-		if cfg.CanonicalName(name) != "execute_bash" || len(cmds.AllowedCommands) == 0 {
-			return false
-		}
-		var in struct {
-			Command string `json:"command"`
-		}
-		return json.Unmarshal(c.Input, &in) == nil && tool.CommandPreApproved(cmds, in.Command)
-	}
 }
 
 // noAcceptance are the kiro built-ins that never ask, whatever allowedTools
@@ -401,7 +375,7 @@ func (w *Workspace) extraNames() map[string]bool {
 // command patterns the command policy. Never merged: a path allowed for
 // reading does not become writable (tool.ResolvePath).
 func (w *Workspace) env(dir string) *tool.Env {
-	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes}
+	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes, ConfigPaths: strataConfigPaths()}
 	cfg := w.agent.Config
 	if cfg == nil {
 		return e
@@ -411,6 +385,7 @@ func (w *Workspace) env(dir string) *tool.Env {
 	e.WritePaths = tool.PathPolicy{AllowedPaths: wr.AllowedPaths, DeniedPaths: wr.DeniedPaths}
 	s := cfg.ToolSettings("execute_bash")
 	e.AllowedCommands, e.DeniedCommands = s.AllowedCommands, s.DeniedCommands
+	e.DenyByDefault, e.AutoAllowReadonly = s.DenyByDefault, s.AutoAllowReadonly
 	return e
 }
 

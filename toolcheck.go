@@ -62,7 +62,7 @@ func ToolWarnings(a *config.Agent, servers []string) []config.Warning {
 	check := func(field string, entries []string) {
 		for i, e := range entries {
 			e = strings.TrimSpace(e)
-			if e == "" || e == "*" || e == "@builtin" || strings.ContainsAny(e, "*?") || seen[e] {
+			if e == "" || e == "*" || e == "@builtin" || e == "@builtin/" || e == "@native" || e == "@native/" || strings.ContainsAny(e, "*?") || seen[e] {
 				continue
 			}
 			seen[e] = true

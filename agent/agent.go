@@ -153,6 +153,11 @@ type Config struct {
 	// AllowedTool is step 1 of the authority stack: the agent's tools (kiro
 	// `tools`). nil allows every registered tool.
 	AllowedTool func(name string) bool
+	// Denied, when non-nil, refuses a call the agent's tools allow before
+	// any mode or approver sees it, in every mode (kiro's deniedCommands,
+	// deniedPaths, denyByDefault: "deny without asking"): a non-empty
+	// reason denies, and the model reads it in the tool_result.
+	Denied func(call llm.Block) (reason string)
 	// Mode is step 2: how allowed calls are approved ("" = ModeAll).
 	Mode Mode
 	// PreApproved says whether a call is approved without asking in

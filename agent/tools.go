@@ -79,12 +79,18 @@ func (e *Engine) authorizeFrom(ctx context.Context, s *State) Step {
 }
 
 // gate runs steps 1 and 2 of the authority stack for one call
-// (docs/loop.md, rule 9): the agent's allowed tools, then the approval
+// (docs/loop.md, rule 9): the agent's allowed tools and Config.Denied
+// (kiro's deny-without-asking rules, in every mode), then the approval
 // mode. It returns who approved, or the reason for a denial, or ask when
 // the Approver must answer.
 func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	if e.cfg.AllowedTool != nil && !e.cfg.AllowedTool(call.Name) {
 		return "", fmt.Sprintf("tool %q is not among the agent's tools", call.Name), false
+	}
+	if e.cfg.Denied != nil {
+		if reason := e.cfg.Denied(call); reason != "" {
+			return "", reason, false
+		}
 	}
 	mode := func(answer string) {
 		e.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: s.Run.CorrelationID, Turn: ptr(s.Run.Turn), ToolCall: &call, Text: string(e.cfg.Mode) + ": " + answer})

@@ -132,7 +132,7 @@ func (a *Agent) ToolAllowed(name string) bool {
 // ToolAutoApproved reports whether the tool runs without prompting
 // (agent-format.md "AllowedTools Field"): an allowedTools entry matches it
 // exactly, by "*"/"?" pattern ("fs_*", "@server/read_*", "@*-mcp/read_*",
-// "@git-*"), as "@server" or "@builtin"; or it is trusted by default
+// "@git-*"), as "@server" or "@builtin" ("@builtin/" too); or it is trusted by default
 // (fs_read, report_issue; built-in-tools.md). A bare "*" entry approves
 // nothing: the docs say allowedTools does not support it (LoadAgent warns).
 // It does not check ToolAllowed; per-call toolsSettings rules
@@ -176,7 +176,9 @@ func matchToolEntry(entry, name string, star bool) bool {
 		return false
 	case entry == "*":
 		return star
-	case entry == "@builtin" || entry == "@native":
+	case entry == "@builtin" || entry == "@native" || entry == "@builtin/" || entry == "@native/":
+		// kiro's tool_permission_checker: "@builtin", "@builtin/" and
+		// "@builtin/*" all name every built-in.
 		return !strings.HasPrefix(name, "@")
 	}
 	if strings.HasPrefix(entry, "@") && !strings.HasPrefix(entry, "@builtin/") && !strings.HasPrefix(entry, "@native/") {

@@ -104,6 +104,11 @@ func TestToolAutoApproved(t *testing.T) {
 		{"@*/status", []string{"@a/status", "@b/status"}, []string{"@a/stat"}},
 		{"@fetch", []string{"@fetch/fetch"}, []string{"@fetcher/x"}},
 		{"@builtin", []string{"shell", "use_aws"}, []string{"@s/t"}},
+		// kiro's tool_permission_checker.rs test_builtin_namespace.
+		{"@builtin/", []string{"fs_read", "execute_bash"}, []string{"@s/t"}},
+		{"@builtin/*", []string{"fs_read", "execute_bash"}, []string{"@s/t"}},
+		{"@builtin/fs_read", []string{"fs_read"}, []string{"fs_write"}},
+		{"@builtin/fs_*", []string{"fs_read", "fs_write"}, []string{"execute_bash"}},
 		{"shell", []string{"execute_bash", "shell"}, []string{"fs_write"}},
 		{"*", nil, []string{"execute_bash", "@s/t"}},
 		{"FS_*", nil, []string{"fs_write"}},

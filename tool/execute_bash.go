@@ -317,21 +317,24 @@ func (c *capture) String() string {
 // toolsSettings semantics: patterns are RE2 regular expressions anchored at
 // both ends (\A(?:p)\z), matching across newlines ("." matches "\n", so
 // ".*" denies everything). A command is refused when a pattern matches the
-// whole command or one of its simple commands (the parts between ;, &, |,
-// &&, || and newlines, and the insides of substitutions and subshells,
-// split without regard to quoting, so a denial can be over-eager but not
-// dodged by chaining). An invalid pattern refuses the command (fail
-// closed). The error names the pattern that decided.
+// whole command or one of its simple commands: those bash's grammar finds
+// (parseShell: anywhere, inside substitutions, subshells, functions, loops
+// and conditionals too) and, as well, the parts between ;, &, |, &&, ||,
+// newlines and the edges of substitutions and subshells split without
+// regard to quoting, so a denial can be over-eager but not dodged by
+// chaining or by text the parser reads differently. An invalid pattern
+// refuses the command (fail closed; kiro treats it as ".*"). The error
+// names the pattern that decided.
 //
 // AllowedCommands do not refuse anything: in kiro they are the commands
-// that run without prompting (CommandPreApproved); the others go through
+// that run without prompting (CommandPermission); the others go through
 // the approval step. Neither list is a sandbox: see the package doc,
 // "Command lists".
 func CommandAllowed(env *Env, command string) error {
-	if env == nil {
+	if env == nil || len(env.DeniedCommands) == 0 {
 		return nil
 	}
-	parts := splitCommand(command)
+	parts := append(splitCommand(command), parseShell(command).all...)
 	for _, p := range env.DeniedCommands {
 		re, err := regexp.Compile(`(?s)\A(?:` + p + `)\z`)
 		if err != nil {
@@ -350,42 +353,12 @@ func CommandAllowed(env *Env, command string) error {
 }
 
 // CommandPreApproved reports whether command runs without prompting under
-// env's allowedCommands (kiro built-in-tools.md: "allowedCommands: list of
-// specific commands that are allowed without prompting"): a pattern
-// (anchored, \A(?:p)\z) matches the whole command and, if it chains
-// commands or uses substitutions or subshells, every simple command too; so
-// "git .*" pre-approves "git status" but not "git status; rm -rf ~" or
-// "git $(rm x)". A denied command (CommandAllowed) or an invalid pattern is
-// never pre-approved. False for a nil env or no patterns.
+// env's allowedCommands and autoAllowReadonly when execute_bash is not in
+// allowedTools: CommandPermission(env, command, false) allows it. So
+// "git .*" pre-approves "git status" but not "git status; rm -rf ~",
+// "git $(rm x)" or "echo ${x@P}" under "echo .*". False for a nil env.
 func CommandPreApproved(env *Env, command string) bool {
-	if env == nil || len(env.AllowedCommands) == 0 || CommandAllowed(env, command) != nil {
-		return false
-	}
-	allowed := make([]*regexp.Regexp, 0, len(env.AllowedCommands))
-	for _, p := range env.AllowedCommands {
-		re, err := regexp.Compile(`\A(?:` + p + `)\z`)
-		if err != nil {
-			return false
-		}
-		allowed = append(allowed, re)
-	}
-	matchAny := func(s string) bool {
-		for _, re := range allowed {
-			if re.MatchString(s) {
-				return true
-			}
-		}
-		return false
-	}
-	if !matchAny(command) {
-		return false
-	}
-	for _, part := range splitCommand(command) {
-		if !matchAny(part) {
-			return false
-		}
-	}
-	return true
+	return env != nil && CommandPermission(env, command, false).Permission == Allow
 }
 
 // substitutions turns the openings and closings of command and process

@@ -218,19 +218,47 @@ func TestLimitDenyListBypasses(t *testing.T) {
 		t.Fatal("the plain rm ran")
 	}
 	for _, cmd := range []string{
-		"rm\t-rf victim",
-		"r''m -rf victim",
-		`"rm" -rf victim`,
 		"X=rm; $X -rf victim",
-		`eval "r""m -rf victim"`,
 		"find . -name victim -delete",
-		"/bin/rm -rf victim",
 	} {
 		t.Run(cmd, func(t *testing.T) {
 			write(t, victim, "x")
 			ok(t, call(t, env, "execute_bash", bash(cmd)))
 			if _, err := os.Stat(victim); err == nil {
 				t.Errorf("%q no longer gets past deniedCommands %q: update the package doc and the README", cmd, deny)
+			}
+		})
+	}
+}
+
+// Bypasses of a deny list that used to get through (they were
+// TestLimitDenyListBypasses cases) and that the parser now sees: the deny
+// patterns also match each simple command as bash will run it — quotes
+// and escapes removed, words joined by one space, the command name without
+// its directory, the command a wrapper (command, exec, env, sudo, …) runs,
+// and the code eval or bash -c runs.
+func TestAttackDenyListSeesWhatBashRuns(t *testing.T) {
+	deny := []string{"rm .*"}
+	ws := workspace(t, nil)
+	env := &Env{Workdir: ws, DeniedCommands: deny}
+	victim := filepath.Join(ws, "victim")
+	for _, cmd := range []string{
+		"rm\t-rf victim",
+		"r''m -rf victim",
+		`"rm" -rf victim`,
+		`r\m -rf victim`,
+		`eval "r""m -rf victim"`,
+		`bash -c 'rm -rf victim'`,
+		`command rm -rf victim`,
+		`env -i LC_ALL=C /bin/rm -rf victim`,
+		"/bin/rm -rf victim",
+		`echo ok; eval "eval 'rm -rf victim'"`,
+	} {
+		t.Run(cmd, func(t *testing.T) {
+			write(t, victim, "x")
+			failed(t, call(t, env, "execute_bash", bash(cmd)), "deniedCommands")
+			if _, err := os.Stat(victim); err != nil {
+				t.Errorf("%q got past deniedCommands %q", cmd, deny)
 			}
 		})
 	}

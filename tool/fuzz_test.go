@@ -237,9 +237,11 @@ func existingPrefix(p string) string {
 // FuzzCommandLists checks the command lists on arbitrary commands and
 // patterns: splitCommand's parts are trimmed, non-empty and free of the
 // separators it splits at; a command CommandAllowed lets through a deny
-// pattern matches it neither whole nor in any part; a command
-// CommandPreApproved accepts matches the allow pattern whole and in every
-// part and is not denied; ".*" denies everything. Nothing panics.
+// pattern matches it neither whole nor in any part (text parts and the
+// parser's simple commands); a command CommandPreApproved accepts matches
+// the allow pattern whole and in every command of its pipeline and is not
+// denied; ".*" denies everything. Nothing panics. What bash then runs is
+// FuzzCommandClassification's to check.
 func FuzzCommandLists(f *testing.F) {
 	for _, s := range [][2]string{
 		{"git status", "git .*"}, {"git status; rm -rf ~", "git .*"}, {"echo $(rm x)", "rm .*"},
@@ -271,7 +273,7 @@ func FuzzCommandLists(f *testing.F) {
 			if deny.MatchString(command) {
 				t.Fatalf("%q matches deny %q but was allowed", command, pattern)
 			}
-			for _, p := range splitCommand(command) {
+			for _, p := range append(splitCommand(command), parseShell(command).all...) {
 				if deny.MatchString(p) {
 					t.Fatalf("part %q of %q matches deny %q but was allowed", p, command, pattern)
 				}
@@ -282,7 +284,7 @@ func FuzzCommandLists(f *testing.F) {
 			if !allow.MatchString(command) {
 				t.Fatalf("%q pre-approved by %q without matching it", command, pattern)
 			}
-			for _, p := range splitCommand(command) {
+			for _, p := range parseShell(command).texts {
 				if !allow.MatchString(p) {
 					t.Fatalf("%q pre-approved by %q but its part %q does not match", command, pattern, p)
 				}

@@ -33,8 +33,9 @@ func (a Access) String() string {
 type PathPolicy struct {
 	// AllowedPaths are extra roots (or globs) outside Workdir that paths of
 	// this access may resolve into (kiro: allowedPaths, paths used without
-	// prompting; strata has no prompt for paths, so anything else outside
-	// the workspace is refused).
+	// prompting; a write they cover is pre-approved, PathPermission).
+	// Anything else outside the workspace needs a person's approval of the
+	// call (Env.PersonApproved) and is refused without one.
 	AllowedPaths []string
 	// DeniedPaths are paths or globs this access may not touch, even inside
 	// Workdir (kiro: deniedPaths, evaluated before the allowed paths).

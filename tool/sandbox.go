@@ -54,12 +54,17 @@ const maxPathBytes = 4096
 //     access's allowed paths (Env.Policy: ReadPaths for AccessRead,
 //     WritePaths for AccessWrite; an entry is a directory or a glob, and a
 //     plain path covers everything below it). "../x", an absolute path
-//     elsewhere, or a symlink pointing out are refused.
+//     elsewhere, or a symlink pointing out are refused, unless a person
+//     approved the call (Env.PersonApproved for Env.CallID).
 //   - It must match none of the access's denied paths (kiro's
 //     gitignore-like globs: a pattern without "/" matches a name at any
 //     depth; a match covers everything below it). A write is also refused
 //     where ReadPaths denies: fs_write's result shows the file it edits. An
 //     invalid denied pattern refuses every path (fail closed).
+//   - A write to agent configuration (ConfigPath, Env.ConfigPaths) is
+//     refused unless a person approved the call or an fs_write allowedPaths
+//     entry names agent configuration covering it (docs/security.md,
+//     "Agent configuration files").
 //   - A path of PATH_MAX (4096) bytes or more, once absolute and clean, is
 //     refused, as the kernel would.
 //   - An existing regular file with more than one hard link is refused
@@ -71,36 +76,15 @@ const maxPathBytes = 4096
 // are returned wrapped. ResolvePath checks the file system as it is when
 // called; see the package doc for what a concurrent process can still do.
 func ResolvePath(env *Env, p string, access Access) (string, error) {
-	root, err := workspaceRoot(env)
+	r, err := resolve(env, p)
 	if err != nil {
 		return "", err
 	}
-	if p == "" {
-		return "", &SandboxError{Path: p, Root: root, Reason: "is empty (workspace root " + root + ")"}
-	}
-	if strings.ContainsRune(p, 0) {
-		return "", &SandboxError{Path: p, Root: root, Reason: "contains a NUL byte"}
-	}
-	abs, err := absPath(root, p)
-	if err != nil {
-		return "", fmt.Errorf("path %q: %w", p, err)
-	}
-	if len(abs) >= maxPathBytes {
-		return "", &SandboxError{Path: clip(p, 200), Root: root,
-			Reason: fmt.Sprintf("is %d bytes long once made absolute, over the %d-byte limit of a path (PATH_MAX)", len(abs), maxPathBytes)}
-	}
-	real, err := resolveReal(abs)
-	if err != nil {
-		return "", fmt.Errorf("path %q: %w", p, err)
-	}
-	realRoot, err := resolveReal(root)
-	if err != nil {
-		return "", fmt.Errorf("workspace root %s: %w", root, err)
-	}
+	root, abs, real, realRoot := r.root, r.abs, r.real, r.realRoot
 	refuse := func(reason string) error {
 		return &SandboxError{Path: p, Resolved: real, Root: realRoot, Reason: reason}
 	}
-	if !within(realRoot, real) && !allowedBy(env.Policy(access).AllowedPaths, root, real) {
+	if r.outside(env, access) && !env.personApproved() {
 		reason := fmt.Sprintf("resolves to %s, outside the workspace root %s", real, realRoot)
 		if within(root, abs) || within(realRoot, abs) {
 			reason = fmt.Sprintf("resolves through a symlink to %s, outside the workspace root %s", real, realRoot)
@@ -111,7 +95,7 @@ func ResolvePath(env *Env, p string, access Access) (string, error) {
 		if access == AccessWrite && allowedBy(env.Policy(AccessRead).AllowedPaths, root, real) {
 			reason += " (the read policy's allowedPaths make it readable, not writable)"
 		}
-		return "", refuse(reason)
+		return "", refuse(reason + "; a path outside them needs a person's approval of the call")
 	}
 	pat, from, err := compileDenied(env, root, access).match(abs, real)
 	if err != nil {
@@ -126,6 +110,10 @@ func ResolvePath(env *Env, p string, access Access) (string, error) {
 				"(core.fsmonitor, core.hooksPath, hooks), so even an allow-listed `git status` would run what a write planted there; "+
 				"writes at or under a .git are refused unless an fs_write allowedPaths entry names a path inside .git", real, gitDir))
 		}
+		if env.protectedWrite(r) && !env.personApproved() {
+			return "", refuse(fmt.Sprintf("(%s) is %s: writing it needs a person's approval of this call "+
+				"(allowedTools and allowedPaths do not cover it unless an fs_write allowedPaths entry names it)", real, env.configKind(r)))
+		}
 	}
 	if fi, err := os.Lstat(real); err == nil && env.refusesLinks(fi) {
 		return "", refuse(fmt.Sprintf("(%s) is a file with %d hard links: its other names may lie outside the workspace, "+
@@ -137,6 +125,57 @@ func ResolvePath(env *Env, p string, access Access) (string, error) {
 		}
 	}
 	return real, nil
+}
+
+// resolvedPath is one path as ResolvePath sees it before its policy checks.
+type resolvedPath struct {
+	root, realRoot string // the workspace root, as given (absolute) and resolved
+	abs, real      string // the path, absolute and clean, and resolved
+}
+
+// resolve makes p absolute and follows its symlinks (ResolvePath's first
+// steps); an empty path, a NUL byte or a path over PATH_MAX is a
+// *SandboxError, a resolution failure an I/O error.
+func resolve(env *Env, p string) (resolvedPath, error) {
+	root, err := workspaceRoot(env)
+	if err != nil {
+		return resolvedPath{}, err
+	}
+	if p == "" {
+		return resolvedPath{}, &SandboxError{Path: p, Root: root, Reason: "is empty (workspace root " + root + ")"}
+	}
+	if strings.ContainsRune(p, 0) {
+		return resolvedPath{}, &SandboxError{Path: p, Root: root, Reason: "contains a NUL byte"}
+	}
+	abs, err := absPath(root, p)
+	if err != nil {
+		return resolvedPath{}, fmt.Errorf("path %q: %w", p, err)
+	}
+	if len(abs) >= maxPathBytes {
+		return resolvedPath{}, &SandboxError{Path: clip(p, 200), Root: root,
+			Reason: fmt.Sprintf("is %d bytes long once made absolute, over the %d-byte limit of a path (PATH_MAX)", len(abs), maxPathBytes)}
+	}
+	real, err := resolveReal(abs)
+	if err != nil {
+		return resolvedPath{}, fmt.Errorf("path %q: %w", p, err)
+	}
+	realRoot, err := resolveReal(root)
+	if err != nil {
+		return resolvedPath{}, fmt.Errorf("workspace root %s: %w", root, err)
+	}
+	return resolvedPath{root: root, realRoot: realRoot, abs: abs, real: real}, nil
+}
+
+// outside reports whether r lies outside the workspace and the access's
+// allowed paths.
+func (r resolvedPath) outside(env *Env, access Access) bool {
+	return !within(r.realRoot, r.real) && !allowedBy(env.Policy(access).AllowedPaths, r.root, r.real)
+}
+
+// personApproved reports whether a person approved the call env runs
+// (Env.PersonApproved for Env.CallID).
+func (e *Env) personApproved() bool {
+	return e != nil && e.PersonApproved != nil && e.CallID != "" && e.PersonApproved(e.CallID)
 }
 
 // workspaceRoot returns env.Workdir made absolute and clean, or the process's

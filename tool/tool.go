@@ -66,18 +66,24 @@
 // # Command lists
 //
 // allowedCommands and deniedCommands (kiro's execute_bash settings) are
-// regular expressions over the text of a command, not a parse of what bash
-// will run. CommandAllowed splits a command at ;, &, |, newlines and
-// substitutions and checks every part against the deny list, and
-// CommandPreApproved wants every part to match the allow list. What still
-// gets through a deny list such as ["rm .*"], each kept as a test
-// (TestLimitDenyListBypasses): a tab for the space (`rm\t-rf x`); quotes
-// inside or around the name (`r""m -rf x`, two single quotes alike,
-// `"rm" -rf x`); a variable (`X=rm; $X -rf x`); eval (`eval "rm -rf x"`);
-// another program doing the same (`find . -delete`, `python3 -c ...`); a
-// path (`/bin/rm -rf x`). A deny list is a speed bump against a careless
+// regular expressions over the text of a command. CommandAllowed checks the
+// whole command, every simple command bash's grammar finds in it (parsed
+// with mvdan.cc/sh/v3/syntax) and the parts of a plain text split at ;, &,
+// |, newlines and substitutions against the deny list. CommandPermission
+// pre-approves only a command kiro's dangerous-pattern rules pass and the
+// parser reads as one plain pipeline of literal words (no expansion,
+// substitution, redirection, assignment or code-running builtin), whose
+// every command matches the allow list (docs/security.md, "Command
+// classification"; FuzzCommandClassification checks it against bash). The
+// deny side also sees each simple command as bash will run it: quotes and
+// escapes removed, the name without its directory, the command a wrapper
+// (command, exec, env, sudo, …) runs, the code eval or bash -c runs
+// (TestAttackDenyListSeesWhatBashRuns). What still gets through a deny list
+// such as ["rm .*"], each kept as a test (TestLimitDenyListBypasses): a
+// variable (`X=rm; $X -rf x`); another program doing the same
+// (`find . -delete`, `python3 -c ...`). A deny list is a speed bump against a careless
 // model, not a boundary against a hostile one. An allow list is safer (a
-// command must match a pattern entirely, part by part) but only as narrow
+// command must match a pattern entirely, command by command) but only as narrow
 // as its patterns: "git .*" pre-approves `git -c core.fsmonitor=... status`.
 // Use the approval step (--approve ask or allowlist) and a sandboxed
 // machine for untrusted work.
@@ -176,6 +182,25 @@ type Env struct {
 	AllowedCommands []string
 	// DeniedCommands are execute_bash regex patterns that refuse a command.
 	DeniedCommands []string
+	// DenyByDefault refuses, without asking, an execute_bash command that
+	// would otherwise be asked about (kiro's execute_bash denyByDefault;
+	// CommandPermission).
+	DenyByDefault bool
+	// AutoAllowReadonly runs pipelines of kiro's read-only commands (ls,
+	// cat, echo, pwd, which, head, tail, find, grep, dir, type) without
+	// prompting (kiro's execute_bash autoAllowReadonly; CommandPermission).
+	AutoAllowReadonly bool
+	// PersonApproved, when non-nil, reports whether a person answered the
+	// approval of the tool call callID itself (not a mode, an allowlist or
+	// an earlier "always"). Only such a call may use a path outside the
+	// workspace and the access's allowedPaths, or write agent configuration
+	// (ConfigPath); nil: no call may (docs/security.md, "Who may approve
+	// what"). The runtime sets it from its approver.
+	PersonApproved func(callID string) bool
+	// ConfigPaths are more files and folders (absolute, "~/…" or relative
+	// to Workdir) that count as agent configuration for writes (ConfigPath):
+	// the runtime adds strata's own config file and folder.
+	ConfigPaths []string
 	// Editor, when non-nil, is the client that owns the workspace's text
 	// files (an ACP client offering fs/read_text_file and
 	// fs/write_text_file): fs_read reads text through it, so the model sees
