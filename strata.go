@@ -172,8 +172,11 @@ type Options struct {
 	AfterTurn  func(ctx context.Context, rec agent.TurnRecord)
 
 	// MaxTurns is the continuation limit per prompt, in continuation
-	// rounds (agent.Config.MaxTurns; 0 =
-	// agent.DefaultMaxTurns); MaxSessionTokens stops a loop once it used
+	// rounds (agent.Config.MaxTurns). 0 = settings.json's
+	// runtime.continuation.maxIterations (config.LoadRuntimeSettings: the
+	// workspace's .strata/settings.json, then the user config dir's
+	// strata/settings.json), else agent.DefaultMaxTurns (docs/loop.md,
+	// "continuation limit"). MaxSessionTokens stops a loop once it used
 	// that many tokens (0 = no cap).
 	MaxTurns         int
 	MaxSessionTokens int64
@@ -295,6 +298,13 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, err
 		}
+	}
+	if o.MaxTurns == 0 {
+		rs, err := config.LoadRuntimeSettings(dir, userStrataDir())
+		if err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+		o.MaxTurns = rs.MaxIterations // 0 still: agent.DefaultMaxTurns
 	}
 	w := &Workspace{opts: o, dir: dir, store: o.Store}
 	var err error
