@@ -295,6 +295,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		p.Summarize = compact.ProviderSummarizer(prov, w.prov.model)
 		cfg.Compaction = &p
 	}
+	w.fileRefreshHook(&cfg)
 	w.panelSources(&cfg, env, bus)
 	w.repo.apply(&cfg, layout)
 	tools := append(slices.Clip(w.tools), extra...)

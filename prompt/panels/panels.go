@@ -319,3 +319,9 @@ func answered(history []llm.Message, i int, id string) bool {
 // FixedPanels reports true: the layout shows Context Pilot's fixed panels,
 // so the runtime gathers their sources (prompt.Context.Todos, Agents, Logs).
 func (*Layout) FixedPanels() bool { return true }
+
+// Needs asks the runtime for the project's file tree, shown as the fixed
+// panel P5 "Tree" (docs/panels.md, rule 5: Context Pilot's Tree panel, a
+// directory listing re-cached when files change; strata re-lists the files
+// before every request).
+func (*Layout) Needs() prompt.Needs { return prompt.Needs{FileTree: true} }
