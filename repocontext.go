@@ -15,6 +15,7 @@ import (
 	"github.com/strata-agent/strata/internal/symbols"
 	"github.com/strata-agent/strata/internal/urlfetch"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/prompt/tiered"
 	"github.com/strata-agent/strata/tool"
 )
 
@@ -23,6 +24,17 @@ import (
 // tiered-assembly design's system_reminder.md, "loaded from config and
 // appended to each user prompt". A missing default file means no reminder.
 const DefaultReminderFile = ".strata/system_reminder.md"
+
+// DefaultSystemFile and DefaultSystemExtraFile are the tiered-assembly
+// design's system.md and system_extra.md, relative to the workspace
+// directory: the system prompt is system.md (else the agent's prompt, else
+// tiered.DefaultSystem) joined with system_extra.md (optional) by "\n\n",
+// read again before every request so edits apply without a restart
+// (docs/tiered.md, "system prompt").
+const (
+	DefaultSystemFile      = ".strata/system.md"
+	DefaultSystemExtraFile = ".strata/system_extra.md"
+)
 
 // DefaultMaxTreeFiles caps the file tree a layout receives, in files; a
 // longer list is cut with a note giving the total.
@@ -34,8 +46,9 @@ const DefaultMaxTreeFiles = 2000
 // edits show on the next one), and the URL and review context (gathered
 // once, when the workspace opens). Safe for concurrent use.
 type repoContext struct {
-	reminderFile string // absolute; "" = none
-	reminderOpt  bool   // the file was named explicitly: missing is an error
+	reminderFile string    // absolute; "" = none
+	reminderOpt  bool      // the file was named explicitly: missing is an error
+	systemFiles  [2]string // absolute system.md and system_extra.md; "" = not read
 	index        *symbols.Index
 	urls         []prompt.URLDoc
 	review       string
@@ -71,6 +84,9 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 			return nil, configErrorf("reminder file: %v", err)
 		}
 	}
+	if needs.SystemFiles && !r.off {
+		r.systemFiles = [2]string{filepath.Join(dir, DefaultSystemFile), filepath.Join(dir, DefaultSystemExtraFile)}
+	}
 	f := &urlfetch.Fetcher{}
 	for _, u := range o.URLs {
 		d, err := f.Fetch(ctx, u)
@@ -103,7 +119,7 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 	if needs.Review {
 		cfg.Context.Review = r.review
 	}
-	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder {
+	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder && !needs.SystemFiles {
 		return
 	}
 	env := cfg.Env
@@ -120,6 +136,11 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 			c.Reminder = strings.TrimRight(string(b), "\n")
 		case r.reminderOpt || !errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, fmt.Errorf("reminder: %w", err))
+		}
+	}
+	if r.systemFiles[0] != "" {
+		if err := r.fillSystem(c); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if !needs.FileTree && !needs.Symbols {
@@ -158,4 +179,32 @@ func FileTree(paths []string, total, max int) string {
 		fmt.Fprintf(&b, "\n\n[cut: %d more files are not listed; the list stops at %d of %d files]", left, len(shown), total)
 	}
 	return b.String()
+}
+
+// fillSystem sets c.System to the design's system prompt: the workspace's
+// system.md, else the agent's prompt (c.System as the template has it),
+// else tiered.DefaultSystem, then system_extra.md when it exists, joined
+// by tiered.SystemPrompt. A missing file is fine; another read error is
+// returned and the prompt keeps what could be read.
+func (r *repoContext) fillSystem(c *prompt.Context) error {
+	read := func(path string) (string, bool, error) {
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			return string(b), true, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("system prompt: %w", err)
+	}
+	main, ok, err1 := read(r.systemFiles[0])
+	if !ok {
+		main = c.System
+		if main == "" {
+			main = tiered.DefaultSystem
+		}
+	}
+	extra, _, err2 := read(r.systemFiles[1])
+	c.System = tiered.SystemPrompt(main, extra)
+	return errors.Join(err1, err2)
 }

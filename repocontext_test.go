@@ -13,7 +13,6 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/prompt/tiered"
 )
 
 // repoDir makes a git repository with a .gitignore'd build directory, a Go
@@ -81,13 +80,13 @@ func TestTieredGetsRepositoryContext(t *testing.T) {
 	}
 	texts := userTexts(r)
 	all := strings.Join(texts, "\n\x00\n")
-	wantTree := tiered.FileTreeHeader + "# File Tree (6 files)\n\n" +
+	wantTree := "# Repository Files\n\nComplete list of files in the repository:\n\n" + "# File Tree (6 files)\n\n" +
 		".gitignore\n.kiro/agents/dev.json\n" + strata.DefaultReminderFile + "\nNOTES.md\nlib/shapes.py\nmain.go"
 	for _, want := range []string{
 		wantTree,
-		tiered.TierSymbolsHeader + "lib/shapes.py:\n  c Circle:1\n    m area(self):2\n",
-		tiered.URLContextHeader + "## Style guide\n" + srv.URL + "/style\n\nUse tabs.",
-		tiered.ReviewContextHeader + "## Review Summary\n\nBranch: main",
+		"# Repository Structure (continued)\n\n" + "lib/shapes.py:\n  c Circle:1\n    m area(self):2\n",
+		"# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n" + "## Style guide\n" + srv.URL + "/style\n\nUse tabs.",
+		"# Code Review Context\n\n" + "## Review Summary\n\nBranch: main",
 		"+func main() { run() }",
 	} {
 		if !strings.Contains(all, want) {
@@ -100,7 +99,7 @@ func TestTieredGetsRepositoryContext(t *testing.T) {
 	if last := texts[len(texts)-1]; last != "fix it\n\nClose every edit block." {
 		t.Errorf("current prompt %q, want the prompt + \"\\n\\n\" + the reminder", last)
 	}
-	if !strings.Contains(r.Request.SystemText(), tiered.RepoMapHeader+"Abbreviations: ") {
+	if !strings.Contains(r.Request.SystemText(), "# Repository Structure\n\nBelow is a map of the repository showing classes, functions, and their relationships.\nUse this to understand the codebase structure and find relevant code.\n\n"+"Abbreviations: ") {
 		t.Errorf("system lacks the symbol-map legend:\n%s", r.Request.SystemText())
 	}
 	// NOTES.md is a context file (full text in Working Files): its path is

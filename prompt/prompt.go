@@ -247,6 +247,10 @@ type Needs struct {
 	FileTree bool // Context.FileTree
 	Reminder bool // Context.Reminder
 	Symbols  bool // Context.Symbols
+	// SystemFiles asks for Context.System read from the workspace's
+	// system.md and system_extra.md before every request (docs/tiered.md,
+	// "system prompt").
+	SystemFiles bool
 	// URLs and Review say the layout places Context.URLs and
 	// Context.Review; the runtime refuses --url and --review for a layout
 	// that would drop them.
