@@ -50,7 +50,8 @@ type repoContext struct {
 	reminderOpt  bool      // the file was named explicitly: missing is an error
 	systemFiles  [2]string // absolute system.md and system_extra.md; "" = not read
 	index        *symbols.Index
-	urls         []prompt.URLDoc
+	urls         []prompt.URLDoc // --url
+	prompted     *promptURLs     // URLs the conversation mentions
 	review       string
 	off          bool // Options.DisableRepoContext
 }
@@ -88,12 +89,14 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 		r.systemFiles = [2]string{filepath.Join(dir, DefaultSystemFile), filepath.Join(dir, DefaultSystemExtraFile)}
 	}
 	f := &urlfetch.Fetcher{}
+	r.prompted = &promptURLs{fetcher: f, given: map[string]bool{}, docs: map[string]*prompt.URLDoc{}}
 	for _, u := range o.URLs {
-		d, err := f.Fetch(ctx, u)
+		d, err := urlDoc(ctx, f, u)
 		if err != nil {
 			return nil, err
 		}
-		r.urls = append(r.urls, prompt.URLDoc{URL: d.URL, Title: d.Title, Content: d.Content})
+		r.urls = append(r.urls, d)
+		r.prompted.given[u] = true
 	}
 	if o.Review != "" {
 		if r.review, err = review.Context(ctx, dir, o.Review, 0); err != nil {
@@ -119,7 +122,7 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 	if needs.Review {
 		cfg.Context.Review = r.review
 	}
-	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder && !needs.SystemFiles {
+	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder && !needs.SystemFiles && !needs.URLs {
 		return
 	}
 	env := cfg.Env
@@ -136,6 +139,15 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 			c.Reminder = strings.TrimRight(string(b), "\n")
 		case r.reminderOpt || !errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, fmt.Errorf("reminder: %w", err))
+		}
+	}
+	if needs.URLs && r.prompted != nil {
+		docs, err := r.prompted.gather(ctx, c.History)
+		if len(docs) > 0 {
+			c.URLs = append(append([]prompt.URLDoc(nil), c.URLs...), docs...)
+		}
+		if err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if r.systemFiles[0] != "" {

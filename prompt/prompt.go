@@ -237,6 +237,9 @@ type URLDoc struct {
 	URL     string
 	Title   string
 	Content string
+	// Symbols is the symbol map block of the content when the URL names a
+	// source file ("" = none).
+	Symbols string
 }
 
 // Needs names the optional parts of a Context that cost the runtime work
