@@ -98,9 +98,12 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 		r.urls = append(r.urls, d)
 		r.prompted.given[u] = true
 	}
+	if len(o.ReviewFiles) > 0 && o.Review == "" {
+		return nil, configErrorf("review files given (%s) without a review base", strings.Join(o.ReviewFiles, ", "))
+	}
 	if o.Review != "" {
-		if r.review, err = review.Context(ctx, dir, o.Review, 0); err != nil {
-			if errors.Is(err, review.ErrBase) {
+		if r.review, err = review.Context(ctx, dir, o.Review, o.ReviewFiles, 0); err != nil {
+			if errors.Is(err, review.ErrBase) || errors.Is(err, review.ErrFile) {
 				return nil, &ConfigError{Err: err}
 			}
 			return nil, err

@@ -87,7 +87,7 @@ func TestTieredGetsRepositoryContext(t *testing.T) {
 		"# Repository Structure (continued)\n\n" + "lib/shapes.py:\n  c Circle:1\n    m area(self):2\n",
 		"# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n" + "## Style guide\n" + srv.URL + "/style\n\nUse tabs.",
 		"# Code Review Context\n\n" + "## Review Summary\n\nBranch: main",
-		"+func main() { run() }",
+		"-func main() { run() }", // the design's reverse diff
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("request lacks %q; user messages:\n%s", want, all)
@@ -145,5 +145,29 @@ func TestFileTreeIsCutWithANote(t *testing.T) {
 	got := strata.FileTree([]string{"a", "b", "c"}, 3, 2)
 	if got != "# File Tree (3 files)\n\na\nb\n\n[cut: 1 more files are not listed; the list stops at 2 of 3 files]" {
 		t.Errorf("FileTree = %q", got)
+	}
+}
+
+// Review mode's "reverse diffs for selected files" (docs/tiered.md, rule
+// 4): Options.ReviewFiles selects them; a file the change does not touch,
+// or files without a base, fail Open with a *ConfigError.
+func TestReviewFilesSelectTheReverseDiffs(t *testing.T) {
+	dir := repoDir(t)
+	ws := openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", ProviderName: "anthropic", Layout: "tiered",
+		Review: "HEAD", ReviewFiles: []string{"main.go"}})
+	r, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: "review it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(userTexts(r), "\n")
+	if !strings.Contains(all, "Reverse diffs of main.go: from the working tree back to HEAD") || !strings.Contains(all, "-func main() { run() }") {
+		t.Errorf("review context lacks main.go's reverse diff:\n%s", all)
+	}
+	var ce *strata.ConfigError
+	for _, o := range []strata.Options{{Review: "HEAD", ReviewFiles: []string{"NOTES.md"}}, {ReviewFiles: []string{"main.go"}}} {
+		o.Dir, o.Agent, o.ProviderName, o.Layout, o.APIKey = dir, "dev", "anthropic", "tiered", "test"
+		if _, err := strata.Open(context.Background(), o); !errors.As(err, &ce) {
+			t.Errorf("Open(%v %v): %v, want a *ConfigError", o.Review, o.ReviewFiles, err)
+		}
 	}
 }

@@ -135,10 +135,14 @@ type Options struct {
 	// fails Open with an error naming it.
 	URLs []string
 	// Review is the base (branch, tag or commit) of review mode: the
-	// summary, commit log, pre-change symbol map and diffs of the
+	// summary, commit log, pre-change symbol map and reverse diffs of the
 	// workspace against it (git) are sent as review context by layouts
 	// that place it (tiered). An unknown base is a *ConfigError.
 	Review string
+	// ReviewFiles are the files of review mode's reverse diffs (paths
+	// relative to the workspace; nil = every changed file). A file the
+	// change does not touch is a *ConfigError; without Review, too.
+	ReviewFiles []string
 
 	// Mode is the approval mode of new sessions ("" = agent.ModeAllowlist).
 	Mode agent.Mode
