@@ -206,23 +206,41 @@ func agentProjectRoot(path string) string {
 // Agent.Context). Order follows the resolution, which follows the agent file.
 func contextOf(r *config.Resolved) prompt.Context {
 	c := prompt.Context{System: r.Agent.Prompt}
-	seen := map[string]bool{}
-	for _, f := range r.Files {
-		if !seen[f.AbsPath] {
-			seen[f.AbsPath] = true
-			c.Files = append(c.Files, prompt.File{Path: f.Path, Content: f.Content, Refreshed: modified(f.AbsPath)})
-		}
-	}
-	for _, s := range r.Steering {
-		if s.Always() && !seen[s.AbsPath] {
-			seen[s.AbsPath] = true
-			c.Files = append(c.Files, prompt.File{Path: rel(r.ProjectRoot, s.AbsPath), Content: s.Body, Refreshed: modified(s.AbsPath)})
-		}
+	for _, f := range agentFiles(r) {
+		c.Files = append(c.Files, prompt.File{Path: f.path, Content: f.content, Refreshed: modified(f.abs)})
 	}
 	for _, s := range r.Skills {
 		c.Skills = append(c.Skills, prompt.Skill{Name: s.Name, Description: s.Description, Path: s.Path})
 	}
 	return c
+}
+
+// agentFile is one file of an agent's context: shown as path, read from
+// abs; a steering file's content is its body (after the front matter).
+type agentFile struct {
+	path, abs, content string
+	steering           bool
+}
+
+// agentFiles are the files of r's context in the order contextOf shows
+// them: the file:// resources, then the always-included steering files,
+// each file once.
+func agentFiles(r *config.Resolved) []agentFile {
+	var out []agentFile
+	seen := map[string]bool{}
+	for _, f := range r.Files {
+		if !seen[f.AbsPath] {
+			seen[f.AbsPath] = true
+			out = append(out, agentFile{path: f.Path, abs: f.AbsPath, content: f.Content})
+		}
+	}
+	for _, s := range r.Steering {
+		if s.Always() && !seen[s.AbsPath] {
+			seen[s.AbsPath] = true
+			out = append(out, agentFile{path: rel(r.ProjectRoot, s.AbsPath), abs: s.AbsPath, content: s.Body, steering: true})
+		}
+	}
+	return out
 }
 
 // modified is when the file at path last changed (Unix ms; 0 when it

@@ -3,6 +3,7 @@ package strata
 import (
 	"context"
 	"sync"
+	"time"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
@@ -75,21 +76,29 @@ func workspaceAgents(dir string) []prompt.LibraryEntry {
 	return out
 }
 
-// panelSources adds to cfg what the fixed panels show: the workspace's
-// agents (read once), the loop's log (from bus, when there is one) and,
-// before every request, the todo_list lists read from env's workspace. A
-// list that cannot be read is logged in the Logs panel, not fatal.
+// panelSources adds to cfg what the panels show: the workspace's agents
+// (read once), the loop's log and console (from bus, when there is one)
+// and, before every request, the todo_list lists read from env's
+// workspace and the git results (run again every GitRefresh). A list that
+// cannot be read is logged in the Logs panel, not fatal.
 func (w *Workspace) panelSources(cfg *agent.Config, env *tool.Env, bus *event.Bus) {
 	if !wantsPanels(cfg.Layout) {
 		return
 	}
 	cfg.Context.Agents = workspaceAgents(w.dir)
-	log := &panelLog{}
+	log, console := &panelLog{}, &consolePanel{}
 	if bus != nil {
 		bus.SubscribeSync(log.observe)
+		bus.SubscribeSync(console.observe)
+	}
+	git := &gitPanel{dir: w.dir}
+	now := w.opts.Now
+	if now == nil {
+		now = time.Now
 	}
 	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "panel sources", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
-		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+		Func: func(ctx context.Context, p *agent.Payload) (agent.Verdict, error) {
+			p.Context.Results = []prompt.Result{git.result(ctx, now()), console.result()}
 			lists, err := tool.LoadTodos(env)
 			p.Context.Todos = nil
 			for _, t := range lists {

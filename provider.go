@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 
+	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/internal/capture"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/llm"
@@ -243,9 +244,11 @@ func KiroContextWindow(model string) int64 {
 }
 
 // modelContextWindow returns the context window in tokens of a provider
-// model id: a kiro name or Claude API id (KiroContextWindow), or a Bedrock
-// id or inference-profile id of a model in the kiro table; 0 when unknown.
-// The agent loop compacts when a request would exceed it.
+// model id: a kiro name or Claude API id (KiroContextWindow), a Bedrock id
+// or inference-profile id of a model in the kiro table, else the window of
+// the price table's row (cachesim.Price.Window: every priced model, from
+// its provider's docs); 0 when unknown. The agent loop compacts when a
+// request would exceed it (docs/loop.md, "compaction").
 func modelContextWindow(id string) int64 {
 	if w := KiroContextWindow(id); w > 0 {
 		return w
@@ -254,6 +257,9 @@ func modelContextWindow(id string) int64 {
 		if strings.HasSuffix(id, k.Bedrock) {
 			return k.ContextWindow
 		}
+	}
+	if p, ok := cachesim.Lookup(id); ok {
+		return p.Window(id)
 	}
 	return 0
 }

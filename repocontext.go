@@ -15,6 +15,7 @@ import (
 	"github.com/strata-agent/strata/internal/symbols"
 	"github.com/strata-agent/strata/internal/urlfetch"
 	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/prompt/tiered"
 	"github.com/strata-agent/strata/tool"
 )
 
@@ -23,6 +24,17 @@ import (
 // tiered-assembly design's system_reminder.md, "loaded from config and
 // appended to each user prompt". A missing default file means no reminder.
 const DefaultReminderFile = ".strata/system_reminder.md"
+
+// DefaultSystemFile and DefaultSystemExtraFile are the tiered-assembly
+// design's system.md and system_extra.md, relative to the workspace
+// directory: the system prompt is system.md (else the agent's prompt, else
+// tiered.DefaultSystem) joined with system_extra.md (optional) by "\n\n",
+// read again before every request so edits apply without a restart
+// (docs/tiered.md, "system prompt").
+const (
+	DefaultSystemFile      = ".strata/system.md"
+	DefaultSystemExtraFile = ".strata/system_extra.md"
+)
 
 // DefaultMaxTreeFiles caps the file tree a layout receives, in files; a
 // longer list is cut with a note giving the total.
@@ -34,10 +46,12 @@ const DefaultMaxTreeFiles = 2000
 // edits show on the next one), and the URL and review context (gathered
 // once, when the workspace opens). Safe for concurrent use.
 type repoContext struct {
-	reminderFile string // absolute; "" = none
-	reminderOpt  bool   // the file was named explicitly: missing is an error
+	reminderFile string    // absolute; "" = none
+	reminderOpt  bool      // the file was named explicitly: missing is an error
+	systemFiles  [2]string // absolute system.md and system_extra.md; "" = not read
 	index        *symbols.Index
-	urls         []prompt.URLDoc
+	urls         []prompt.URLDoc // --url
+	prompted     *promptURLs     // URLs the conversation mentions
 	review       string
 	off          bool // Options.DisableRepoContext
 	sandbox      *tool.Env
@@ -75,17 +89,27 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 			return nil, configErrorf("reminder file: %v", err)
 		}
 	}
+	if needs.SystemFiles && !r.off {
+		r.systemFiles = [2]string{filepath.Join(dir, DefaultSystemFile), filepath.Join(dir, DefaultSystemExtraFile)}
+	}
 	f := &urlfetch.Fetcher{AllowPrivate: true} // URLs the person gave; link-local stays refused
+	// URLs found in the conversation's user messages get the default
+	// fetcher: loopback and private addresses refused too (docs/security.md).
+	r.prompted = &promptURLs{fetcher: &urlfetch.Fetcher{}, given: map[string]bool{}, docs: map[string]*prompt.URLDoc{}}
 	for _, u := range o.URLs {
-		d, err := f.Fetch(ctx, u)
+		d, err := urlDoc(ctx, f, u)
 		if err != nil {
 			return nil, err
 		}
-		r.urls = append(r.urls, prompt.URLDoc{URL: d.URL, Title: d.Title, Content: d.Content})
+		r.urls = append(r.urls, d)
+		r.prompted.given[u] = true
+	}
+	if len(o.ReviewFiles) > 0 && o.Review == "" {
+		return nil, configErrorf("review files given (%s) without a review base", strings.Join(o.ReviewFiles, ", "))
 	}
 	if o.Review != "" {
-		if r.review, err = review.Context(ctx, dir, o.Review, 0); err != nil {
-			if errors.Is(err, review.ErrBase) {
+		if r.review, err = review.Context(ctx, dir, o.Review, o.ReviewFiles, 0); err != nil {
+			if errors.Is(err, review.ErrBase) || errors.Is(err, review.ErrFile) {
 				return nil, &ConfigError{Err: err}
 			}
 			return nil, err
@@ -107,7 +131,7 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 	if needs.Review {
 		cfg.Context.Review = r.review
 	}
-	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder {
+	if r.off || !needs.FileTree && !needs.Symbols && !needs.Reminder && !needs.SystemFiles && !needs.URLs {
 		return
 	}
 	env := cfg.Env
@@ -129,6 +153,20 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 			c.Reminder = strings.TrimRight(string(b), "\n")
 		case r.reminderOpt || !errors.Is(err, fs.ErrNotExist):
 			errs = append(errs, fmt.Errorf("reminder: %w", err))
+		}
+	}
+	if needs.URLs && r.prompted != nil {
+		docs, err := r.prompted.gather(ctx, c.History)
+		if len(docs) > 0 {
+			c.URLs = append(append([]prompt.URLDoc(nil), c.URLs...), docs...)
+		}
+		if err != nil {
+			errs = append(errs, err)
+		}
+	}
+	if r.systemFiles[0] != "" {
+		if err := r.fillSystem(c); err != nil {
+			errs = append(errs, err)
 		}
 	}
 	if !needs.FileTree && !needs.Symbols {
@@ -167,4 +205,32 @@ func FileTree(paths []string, total, max int) string {
 		fmt.Fprintf(&b, "\n\n[cut: %d more files are not listed; the list stops at %d of %d files]", left, len(shown), total)
 	}
 	return b.String()
+}
+
+// fillSystem sets c.System to the design's system prompt: the workspace's
+// system.md, else the agent's prompt (c.System as the template has it),
+// else tiered.DefaultSystem, then system_extra.md when it exists, joined
+// by tiered.SystemPrompt. A missing file is fine; another read error is
+// returned and the prompt keeps what could be read.
+func (r *repoContext) fillSystem(c *prompt.Context) error {
+	read := func(path string) (string, bool, error) {
+		b, err := os.ReadFile(path)
+		switch {
+		case err == nil:
+			return string(b), true, nil
+		case errors.Is(err, fs.ErrNotExist):
+			return "", false, nil
+		}
+		return "", false, fmt.Errorf("system prompt: %w", err)
+	}
+	main, ok, err1 := read(r.systemFiles[0])
+	if !ok {
+		main = c.System
+		if main == "" {
+			main = tiered.DefaultSystem
+		}
+	}
+	extra, _, err2 := read(r.systemFiles[1])
+	c.System = tiered.SystemPrompt(main, extra)
+	return errors.Join(err1, err2)
 }

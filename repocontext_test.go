@@ -13,7 +13,6 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/prompt/tiered"
 )
 
 // repoDir makes a git repository with a .gitignore'd build directory, a Go
@@ -81,14 +80,14 @@ func TestTieredGetsRepositoryContext(t *testing.T) {
 	}
 	texts := userTexts(r)
 	all := strings.Join(texts, "\n\x00\n")
-	wantTree := tiered.FileTreeHeader + "# File Tree (6 files)\n\n" +
+	wantTree := "# Repository Files\n\nComplete list of files in the repository:\n\n" + "# File Tree (6 files)\n\n" +
 		".gitignore\n.kiro/agents/dev.json\n" + strata.DefaultReminderFile + "\nNOTES.md\nlib/shapes.py\nmain.go"
 	for _, want := range []string{
 		wantTree,
-		tiered.TierSymbolsHeader + "lib/shapes.py:\n  c Circle:1\n    m area(self):2\n",
-		tiered.URLContextHeader + "## Style guide\n" + srv.URL + "/style\n\nUse tabs.",
-		tiered.ReviewContextHeader + "## Review Summary\n\nBranch: main",
-		"+func main() { run() }",
+		"# Repository Structure (continued)\n\n" + "lib/shapes.py:\n  c Circle:1\n    m area(self):2\n",
+		"# URL Context\n\nThe following content was fetched from URLs mentioned in the conversation:\n\n" + "## Style guide\n" + srv.URL + "/style\n\nUse tabs.",
+		"# Code Review Context\n\n" + "## Review Summary\n\nBranch: main",
+		"-func main() { run() }", // the design's reverse diff
 	} {
 		if !strings.Contains(all, want) {
 			t.Errorf("request lacks %q; user messages:\n%s", want, all)
@@ -100,7 +99,7 @@ func TestTieredGetsRepositoryContext(t *testing.T) {
 	if last := texts[len(texts)-1]; last != "fix it\n\nClose every edit block." {
 		t.Errorf("current prompt %q, want the prompt + \"\\n\\n\" + the reminder", last)
 	}
-	if !strings.Contains(r.Request.SystemText(), tiered.RepoMapHeader+"Abbreviations: ") {
+	if !strings.Contains(r.Request.SystemText(), "# Repository Structure\n\nBelow is a map of the repository showing classes, functions, and their relationships.\nUse this to understand the codebase structure and find relevant code.\n\n"+"Abbreviations: ") {
 		t.Errorf("system lacks the symbol-map legend:\n%s", r.Request.SystemText())
 	}
 	// NOTES.md is a context file (full text in Working Files): its path is
@@ -146,5 +145,29 @@ func TestFileTreeIsCutWithANote(t *testing.T) {
 	got := strata.FileTree([]string{"a", "b", "c"}, 3, 2)
 	if got != "# File Tree (3 files)\n\na\nb\n\n[cut: 1 more files are not listed; the list stops at 2 of 3 files]" {
 		t.Errorf("FileTree = %q", got)
+	}
+}
+
+// Review mode's "reverse diffs for selected files" (docs/tiered.md, rule
+// 4): Options.ReviewFiles selects them; a file the change does not touch,
+// or files without a base, fail Open with a *ConfigError.
+func TestReviewFilesSelectTheReverseDiffs(t *testing.T) {
+	dir := repoDir(t)
+	ws := openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", ProviderName: "anthropic", Layout: "tiered",
+		Review: "HEAD", ReviewFiles: []string{"main.go"}})
+	r, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: "review it"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	all := strings.Join(userTexts(r), "\n")
+	if !strings.Contains(all, "Reverse diffs of main.go: from the working tree back to HEAD") || !strings.Contains(all, "-func main() { run() }") {
+		t.Errorf("review context lacks main.go's reverse diff:\n%s", all)
+	}
+	var ce *strata.ConfigError
+	for _, o := range []strata.Options{{Review: "HEAD", ReviewFiles: []string{"NOTES.md"}}, {ReviewFiles: []string{"main.go"}}} {
+		o.Dir, o.Agent, o.ProviderName, o.Layout, o.APIKey = dir, "dev", "anthropic", "tiered", "test"
+		if _, err := strata.Open(context.Background(), o); !errors.As(err, &ce) {
+			t.Errorf("Open(%v %v): %v, want a *ConfigError", o.Review, o.ReviewFiles, err)
+		}
 	}
 }

@@ -314,6 +314,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		cfg.Compaction = &p
 	}
 	w.permissions(env, mode, approver).apply(&cfg)
+	w.fileRefreshHook(&cfg)
 	w.panelSources(&cfg, env, bus)
 	w.repo.apply(&cfg, layout)
 	tools := append(slices.Clip(w.tools), extra...)

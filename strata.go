@@ -137,10 +137,14 @@ type Options struct {
 	// fails Open with an error naming it.
 	URLs []string
 	// Review is the base (branch, tag or commit) of review mode: the
-	// summary, commit log, pre-change symbol map and diffs of the
+	// summary, commit log, pre-change symbol map and reverse diffs of the
 	// workspace against it (git) are sent as review context by layouts
 	// that place it (tiered). An unknown base is a *ConfigError.
 	Review string
+	// ReviewFiles are the files of review mode's reverse diffs (paths
+	// relative to the workspace; nil = every changed file). A file the
+	// change does not touch is a *ConfigError; without Review, too.
+	ReviewFiles []string
 
 	// Mode is the approval mode of new sessions ("" = agent.ModeAllowlist).
 	Mode agent.Mode
@@ -185,8 +189,11 @@ type Options struct {
 	AfterTurn  func(ctx context.Context, rec agent.TurnRecord)
 
 	// MaxTurns is the continuation limit per prompt, in continuation
-	// rounds (agent.Config.MaxTurns; 0 =
-	// agent.DefaultMaxTurns); MaxSessionTokens stops a loop once it used
+	// rounds (agent.Config.MaxTurns). 0 = settings.json's
+	// runtime.continuation.maxIterations (config.LoadRuntimeSettings: the
+	// workspace's .strata/settings.json, then the user config dir's
+	// strata/settings.json), else agent.DefaultMaxTurns (docs/loop.md,
+	// "continuation limit"). MaxSessionTokens stops a loop once it used
 	// that many tokens (0 = no cap).
 	MaxTurns         int
 	MaxSessionTokens int64
@@ -346,6 +353,13 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		if dir, err = os.Getwd(); err != nil {
 			return nil, err
 		}
+	}
+	if o.MaxTurns == 0 {
+		rs, err := config.LoadRuntimeSettings(dir, userStrataDir())
+		if err != nil {
+			return nil, &ConfigError{Err: err}
+		}
+		o.MaxTurns = rs.MaxIterations // 0 still: agent.DefaultMaxTurns
 	}
 	w := &Workspace{opts: o, dir: dir, store: o.Store}
 	var err error

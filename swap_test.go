@@ -174,3 +174,26 @@ func TestSwapAgentAfterAPromptThatStoppedBeforeItsFirstTurn(t *testing.T) {
 		})
 	}
 }
+
+// `/agent`'s argument is parsed as kiro-cli parses it (docs/kiro.md, "MCP";
+// the cases are kiro-cli's own tests of parse_subcommand): "swap NAME"
+// names NAME, "swap" alone is an agent named swap, a name starting with
+// "swap" is kept whole.
+func TestAgentSwapName(t *testing.T) {
+	for arg, want := range map[string]string{
+		"beta":        "beta",
+		" swap beta ": "beta",
+		"swap create": "create",
+		"swap edit":   "edit",
+		"swap\tbeta":  "beta",
+		"swap":        "swap",
+		"swap   ":     "swap",
+		"swapper":     "swapper",
+		"":            "",
+		"swap two ws": "two ws",
+	} {
+		if got := strata.AgentSwapName(arg); got != want {
+			t.Errorf("AgentSwapName(%q) = %q, want %q", arg, got, want)
+		}
+	}
+}

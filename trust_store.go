@@ -61,6 +61,16 @@ func DefaultTrustStore() (*TrustStore, error) {
 	return &TrustStore{Path: filepath.Join(dir, "strata", TrustFileName)}, nil
 }
 
+// userStrataDir is strata's folder under os.UserConfigDir (where the trust
+// store and the user's settings.json live), "" when there is none.
+func userStrataDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "strata")
+}
+
 // load reads the file; a missing file is empty.
 func (s *TrustStore) load() (*trustFile, error) {
 	f := &trustFile{Version: 1, Workspaces: map[string][]trustedEntry{}}

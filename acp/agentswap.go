@@ -6,16 +6,19 @@ import (
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/strata-agent/strata"
 )
 
-// agentCommand reports whether a prompt is the "/agent NAME" command and
-// returns NAME ("" when missing).
+// agentCommand reports whether a prompt is the "/agent NAME" or
+// "/agent swap NAME" command (strata.AgentSwapName) and returns NAME (""
+// when missing).
 func agentCommand(text string) (string, bool) {
 	t := strings.TrimSpace(text)
 	if t != "/agent" && !strings.HasPrefix(t, "/agent ") {
 		return "", false
 	}
-	return strings.TrimSpace(strings.TrimPrefix(t, "/agent")), true
+	return strata.AgentSwapName(strings.TrimPrefix(t, "/agent")), true
 }
 
 // agentCommandEntry is the /agent command in available_commands_update.

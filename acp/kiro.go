@@ -9,14 +9,16 @@ import (
 	"github.com/strata-agent/strata/event"
 )
 
-// The kiro dialect of ACP session updates (kiro-cli turn anatomy: the TUI
-// "receives updates via the kiro.dev/session/update notification method",
-// plus "one extension notification: tool_call_chunk, which streams
-// incremental tool output"). On the wire the method carries ACP's extension
-// prefix, "_kiro.dev/session/update", as kiro-cli sends it; its params are a
-// session/update's ({sessionId, update}). A client asks for each part with a
-// key set to true in its initialize ClientCapabilities._meta; strata
-// advertises both keys in its AgentCapabilities._meta.
+// The kiro dialect of ACP session updates (docs/kiro.md, "ACP updates"). On
+// the wire the method carries ACP's extension prefix,
+// "_kiro.dev/session/update", as kiro-cli sends it (its
+// crates/chat-cli-v2/src/agent/acp/extensions.rs, methods::SESSION_UPDATE);
+// its params are a session/update's ({sessionId, update}). kiro-cli itself
+// sends only tool_call_chunk there and every standard update on
+// session/update; a client may ask for every update on the extension method
+// (the design's reading) with a key set to true in its initialize
+// ClientCapabilities._meta; strata advertises both keys in its
+// AgentCapabilities._meta.
 const (
 	// MetaKiroSessionUpdate asks for every session update on
 	// KiroSessionUpdateMethod instead of session/update.
@@ -34,9 +36,10 @@ const (
 type ServeOptions struct {
 	// Mode is the approval mode of new sessions.
 	Mode agent.Mode
-	// KiroDialect sends every client kiro's dialect (every update on
-	// KiroSessionUpdateMethod, tool progress as tool_call_chunk) whatever
-	// its capabilities say: for kiro's own clients, which do not ask.
+	// KiroDialect sends every client what kiro-cli sends (standard updates
+	// on session/update, tool progress as tool_call_chunk on
+	// KiroSessionUpdateMethod) whatever its capabilities say: for kiro's own
+	// clients, which do not ask.
 	KiroDialect bool
 }
 

@@ -91,7 +91,10 @@ func bashThenText(req replay.Request) replay.Response {
 // sets both _meta keys gets every update on _kiro.dev/session/update and
 // execute_bash's output lines as tool_call_chunk; a client that does not
 // gets standard session/update only — unless the server is told to speak
-// kiro's dialect to everyone (strata acp --kiro-dialect).
+// kiro's dialect to everyone (strata acp --kiro-dialect): then it sends what
+// kiro-cli sends (crates/chat-cli-v2/src/agent/acp/acp_agent.rs): standard
+// updates on session/update, tool_call_chunk alone on
+// _kiro.dev/session/update.
 func TestKiroDialectOnRequest(t *testing.T) {
 	for _, tc := range []struct {
 		name        string
@@ -141,10 +144,14 @@ func TestKiroDialectOnRequest(t *testing.T) {
 				}
 				return
 			}
-			if len(c.standard) != 0 {
+			if tc.forced {
+				if len(c.standard) == 0 || len(kinds) != 1 || kinds["tool_call_chunk"] == 0 {
+					t.Errorf("kiro-cli's dialect: %d standard updates, kiro updates by kind %v", len(c.standard), kinds)
+				}
+			} else if len(c.standard) != 0 {
 				t.Errorf("kiro client got %d standard session/update notifications", len(c.standard))
 			}
-			if kinds["agent_message_chunk"] == 0 || kinds["tool_call"] != 1 || kinds["tool_call_update"] == 0 {
+			if !tc.forced && (kinds["agent_message_chunk"] == 0 || kinds["tool_call"] != 1 || kinds["tool_call_update"] == 0) {
 				t.Errorf("kiro updates by kind: %v", kinds)
 			}
 			if j := strings.Join(chunks, ""); !strings.Contains(j, "one") || !strings.Contains(j, "two") {
@@ -154,7 +161,8 @@ func TestKiroDialectOnRequest(t *testing.T) {
 	}
 }
 
-// "/agent NAME" over ACP is kiro's agent swap: the answer says which agent
+// "/agent NAME" and the design's "/agent swap NAME" over ACP are kiro's
+// agent swap (an unknown name is named without "swap"): the answer says which agent
 // runs now and lists the commands again (the built-in /agent among them),
 // and the next prompt's request carries the new agent's prompt.
 func TestACPAgentCommandSwaps(t *testing.T) {
@@ -186,7 +194,7 @@ func TestACPAgentCommandSwaps(t *testing.T) {
 		return err
 	}
 	must(t, prompt("hi"))
-	if err := prompt("/agent nosuch"); err == nil || !strings.Contains(err.Error(), `agent \"nosuch\" not found`) && !strings.Contains(err.Error(), `agent "nosuch" not found`) {
+	if err := prompt("/agent swap nosuch"); err == nil || !strings.Contains(err.Error(), `agent \"nosuch\" not found`) && !strings.Contains(err.Error(), `agent "nosuch" not found`) {
 		t.Errorf("unknown agent: %v", err)
 	}
 	must(t, prompt("/agent beta"))

@@ -247,7 +247,7 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []config.Name
 	s.mu.Lock()
 	caps, mode, d := s.caps, s.mode, dialectOf(s.caps)
 	if s.kiro {
-		d = dialect{kiroUpdates: true, toolChunks: true}
+		d = dialect{toolChunks: true} // what kiro-cli sends (docs/kiro.md, "ACP updates")
 	}
 	s.mu.Unlock()
 	x := &sess{mode: mode, mapper: &mapper{conn: s.conn, dialect: d}}

@@ -57,14 +57,6 @@ func (e *Engine) leave(s *State, err error) {
 	r.Stage, r.StageTurn = "", nil
 }
 
-// windowPolicy is the compaction used when a composed request would exceed
-// the model's context window and Config.Compaction did not make it fit:
-// detach the oldest messages up to the next user-prompt boundary, keeping
-// at least the last prompt live. Unlike Context Pilot's chunks, whose text
-// is still sent, a window chunk's text is only a notice that the messages
-// were removed: the request must shrink.
-var windowPolicy = compact.Policy{ChunkMinMessages: 1, KeepMinMessages: 1}
-
 // assembleWithinWindow assembles the request from pc and, when
 // Config.ContextWindow is known and the request's estimated size (system,
 // messages and tools, plus the output cap) exceeds it, compacts the oldest
@@ -72,11 +64,11 @@ var windowPolicy = compact.Policy{ChunkMinMessages: 1, KeepMinMessages: 1}
 // event each) and assembles again, until it fits or no user-prompt boundary
 // is left (the request is then sent as is and the provider decides). The
 // message-loop design, COMPOSE_REQUEST: "Run compaction if the composed size
-// would exceed the model's context window." Without a summariser the chunk
-// only says which messages were removed; when Config.Compaction has one
-// (compact.Policy.Summarize, --compact-tldr) the chunk keeps the messages
-// with a tl;dr of each long text, as Context Pilot's detached chunks do
-// (docs/loop.md, rule 3), and its requests count in the turn's usage. A nil
+// would exceed the model's context window." The chunk is
+// compact.WindowChunk's: without a summariser it only says which messages
+// were removed; when Config.Compaction has one (compact.Policy.Summarize,
+// --compact-tldr) it keeps each removed message as its tl;dr (docs/loop.md,
+// rule 3), and the tl;dr requests count in the turn's usage. A nil
 // id (warming a restored layout) emits nothing, so a restored loop detaches
 // the same chunks.
 func (e *Engine) assembleWithinWindow(ctx context.Context, s *State, corr string, id *event.TurnID, pc *prompt.Context) (*llm.Request, *prompt.Breakdown, error) {
@@ -90,11 +82,11 @@ func (e *Engine) assembleWithinWindow(ctx context.Context, s *State, corr string
 		if e.cfg.ContextWindow <= 0 || size <= e.cfg.ContextWindow {
 			return req, bd, nil
 		}
-		pol := windowPolicy
+		var sum compact.Summarizer
 		if e.cfg.Compaction != nil {
-			pol.Summarize = e.cfg.Compaction.Summarize
+			sum = e.cfg.Compaction.Summarize
 		}
-		c, ok, err := pol.NextContext(ctx, s.History[s.Detached:], s.Detached)
+		c, ok, err := compact.WindowChunk(ctx, s.History[s.Detached:], s.Detached, e.cfg.ContextWindow, e.cfg.Counter, sum)
 		if !ok {
 			if id != nil {
 				e.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
@@ -104,17 +96,12 @@ func (e *Engine) assembleWithinWindow(ctx context.Context, s *State, corr string
 		}
 		if err != nil && id != nil {
 			e.emit(event.Event{Kind: event.Progress, CorrelationID: corr, Turn: id,
-				Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(s.Chunks)+1, err)})
+				Text: fmt.Sprintf("window compaction: a tl;dr failed, messages %d–%d removed: %v", c.First+1, c.Last+1, err)})
 		}
+		s.TLDR = s.TLDR.Add(c.Usage)
 		why := "removed from the request"
-		if pol.Summarize != nil {
+		if sum != nil && c.Text != fmt.Sprintf(compact.WindowRemovedText, c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow) {
 			why = "summarised"
-			c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens), summarised to fit the model's context window of %d tokens:\n\n%s",
-				c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow, c.Text)
-			s.TLDR = s.TLDR.Add(c.Usage)
-		} else {
-			c.Text = fmt.Sprintf("Conversation history, messages %d–%d (%d tokens): removed to fit the model's context window of %d tokens.",
-				c.First+1, c.Last+1, c.Tokens, e.cfg.ContextWindow)
 		}
 		e.detach(s, corr, id, c, fmt.Sprintf(", %s because it (~%d tokens with the output cap) exceeded the context window of %d tokens", why, size, e.cfg.ContextWindow))
 		pc.History = s.History[s.Detached:]

@@ -113,7 +113,7 @@ func TestWindowCompactionSummarisesWhenASummariserIsSet(t *testing.T) {
 	for _, x := range b.System {
 		system += x.Text
 	}
-	if summaries == 0 || !strings.Contains(system, "summarised to fit the model's context window of 700 tokens") ||
+	if summaries == 0 || !strings.Contains(system, "summarized to fit the model's context window of 700 tokens") ||
 		!strings.Contains(system, "a long lorem ipsum prompt") || strings.Contains(system, "removed to fit") {
 		t.Fatalf("third request's system prompt (%d summaries):\n%s", summaries, system)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 	"time"
@@ -49,9 +50,32 @@ type Price struct {
 	// from; CacheRulesRead its date.
 	CacheRulesSource string `json:"cache_rules_source"`
 	CacheRulesRead   string `json:"cache_rules_read"`
+	// ContextWindow is the model's context window in tokens (what the
+	// provider allows for input plus output, or its input limit where it
+	// gives one), from ContextWindowSource, read on ContextWindowRead
+	// (YYYY-MM-DD). The agent loop compacts a request that would exceed it
+	// (docs/loop.md, "compaction"; Price.Window).
+	ContextWindow       int64  `json:"context_window"`
+	ContextWindowSource string `json:"context_window_source"`
+	ContextWindowRead   string `json:"context_window_read"`
+	// AliasContextWindows are the windows of aliases that differ from
+	// ContextWindow (OpenAI's "-chat-latest" snapshots: 128,000 tokens).
+	AliasContextWindows map[string]int64 `json:"alias_context_windows,omitempty"`
 	// Notes records assumptions and caveats (long-context tiers, regional
 	// surcharges, inferred values).
 	Notes string `json:"notes,omitempty"`
+}
+
+// Window returns the context window in tokens of model, an id p was
+// looked up by: its AliasContextWindows entry, else ContextWindow.
+func (p Price) Window(model string) int64 {
+	k := normalize(model)
+	for alias, w := range p.AliasContextWindows {
+		if normalize(alias) == k {
+			return w
+		}
+	}
+	return p.ContextWindow
 }
 
 // TTL returns CacheTTLSeconds as a duration (TTL5m when unset).
@@ -95,7 +119,7 @@ type Table struct {
 // ParseTable parses a price table in the prices.json shape
 // ({"models":[Price…]}) and checks every row: id, known provider, prices ≥ 0,
 // cache read ≤ input ≤ cache write, a source URL and a YYYY-MM-DD date for the
-// prices and for the cache rules. Errors name the row ("models[3] (gpt-4o)").
+// prices, for the cache rules and for the context window (> 0). Errors name the row ("models[3] (gpt-4o)").
 func ParseTable(data []byte) (*Table, error) {
 	var t Table
 	if err := json.Unmarshal(data, &t); err != nil {
@@ -137,6 +161,13 @@ func (p Price) check() error {
 		return fmt.Errorf("price_source and cache_rules_source must be https URLs")
 	case !dateRE.MatchString(p.PriceRead) || !dateRE.MatchString(p.CacheRulesRead):
 		return fmt.Errorf("price_read and cache_rules_read must be YYYY-MM-DD")
+	case p.ContextWindow <= 0 || !strings.HasPrefix(p.ContextWindowSource, "https://") || !dateRE.MatchString(p.ContextWindowRead):
+		return fmt.Errorf("context_window %d: want a window > 0 tokens with an https context_window_source and a YYYY-MM-DD context_window_read", p.ContextWindow)
+	}
+	for alias, w := range p.AliasContextWindows {
+		if w <= 0 || !slices.ContainsFunc(p.Aliases, func(a string) bool { return normalize(a) == normalize(alias) }) {
+			return fmt.Errorf("alias_context_windows %q: %d: want an alias of the row and a window > 0", alias, w)
+		}
 	}
 	return nil
 }

@@ -88,3 +88,38 @@ func TestParseTableErrors(t *testing.T) {
 		t.Error("nil table lookup")
 	}
 }
+
+// Every model of the price table has a context window from its provider's
+// docs (the values below copied from those pages: Anthropic's models
+// overview, OpenAI's model pages, Gemini's models page, DeepSeek's pricing
+// page); an alias with another window has its own (docs/loop.md,
+// "compaction").
+func TestEveryModelHasAContextWindow(t *testing.T) {
+	tab, err := Default()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range tab.Models {
+		if p.ContextWindow <= 0 || p.ContextWindowSource == "" {
+			t.Errorf("%s: no context window", p.ID)
+		}
+	}
+	for id, want := range map[string]int64{
+		"claude-sonnet-4-5": 200000, "us.anthropic.claude-sonnet-4-5-20250929-v1:0": 200000, "claude-3-haiku": 200000,
+		"gpt-4o": 128000, "gpt-4.1-mini": 1047576, "gpt-5": 400000, "gpt-5-chat-latest": 128000, "gpt-5.1-codex": 400000,
+		"o3": 200000, "gemini-2.5-pro": 1048576, "google/gemini-3-pro-preview": 1048576, "deepseek-reasoner": 128000,
+	} {
+		p, ok := Lookup(id)
+		if got := p.Window(id); !ok || got != want {
+			t.Errorf("window of %s = %d (found %v), want %d", id, got, ok, want)
+		}
+	}
+	for _, bad := range []string{
+		`{"models":[{"id":"x","provider":"openai","input":1,"output":1,"cache_write_5m":1,"cache_ttl_seconds":1,"price_source":"https://a","price_read":"2026-01-01","cache_rules_source":"https://a","cache_rules_read":"2026-01-01"}]}`,
+		`{"models":[{"id":"x","provider":"openai","input":1,"output":1,"cache_write_5m":1,"cache_ttl_seconds":1,"price_source":"https://a","price_read":"2026-01-01","cache_rules_source":"https://a","cache_rules_read":"2026-01-01","context_window":5,"context_window_source":"https://a","context_window_read":"2026-01-01","alias_context_windows":{"y":3}}]}`,
+	} {
+		if _, err := ParseTable([]byte(bad)); err == nil || !strings.Contains(err.Error(), "context_window") {
+			t.Errorf("ParseTable(%.60s…): %v", bad, err)
+		}
+	}
+}

@@ -123,40 +123,45 @@ func (p Policy) NextContext(ctx context.Context, live []llm.Message, offset int)
 func Render(msgs []llm.Message, offset int) string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "Conversation history, messages %d–%d (detached from the live conversation; frozen):", offset+1, offset+len(msgs))
+	renderBlocks(&b, msgs)
+	return b.String()
+}
+
+// renderBlocks writes the entries of Render for msgs, each after "\n\n".
+func renderBlocks(b *strings.Builder, msgs []llm.Message) {
 	for _, m := range msgs {
 		for _, blk := range m.Content {
 			b.WriteString("\n\n")
 			switch blk.Type {
 			case llm.BlockText:
 				if blk.Signature == tldrMark {
-					fmt.Fprintf(&b, "[%s, tl;dr] %s", m.Role, blk.Text)
+					fmt.Fprintf(b, "[%s, tl;dr] %s", m.Role, blk.Text)
 					continue
 				}
-				fmt.Fprintf(&b, "[%s] %s", m.Role, blk.Text)
+				fmt.Fprintf(b, "[%s] %s", m.Role, blk.Text)
 			case llm.BlockThinking:
-				fmt.Fprintf(&b, "[%s thinking] %s", m.Role, blk.Text)
+				fmt.Fprintf(b, "[%s thinking] %s", m.Role, blk.Text)
 			case llm.BlockToolUse:
 				in, _ := json.Marshal(json.RawMessage(blk.Input))
-				fmt.Fprintf(&b, "[tool_use %s id=%s] %s", blk.Name, blk.ID, in)
+				fmt.Fprintf(b, "[tool_use %s id=%s] %s", blk.Name, blk.ID, in)
 			case llm.BlockToolResult:
 				status := ""
 				if blk.IsError {
 					status = " error"
 				}
-				fmt.Fprintf(&b, "[tool_result id=%s%s]", blk.ID, status)
+				fmt.Fprintf(b, "[tool_result id=%s%s]", blk.ID, status)
 				for _, c := range blk.Content {
 					if c.Type == llm.BlockText {
 						b.WriteString("\n" + c.Text)
 					} else {
-						fmt.Fprintf(&b, "\n[%s %s]", c.Type, c.MediaType)
+						fmt.Fprintf(b, "\n[%s %s]", c.Type, c.MediaType)
 					}
 				}
 			case llm.BlockImage:
-				fmt.Fprintf(&b, "[%s image %s]", m.Role, blk.MediaType)
+				fmt.Fprintf(b, "[%s image %s]", m.Role, blk.MediaType)
 			case llm.BlockRedactedThinking:
-				fmt.Fprintf(&b, "[%s redacted thinking]", m.Role)
+				fmt.Fprintf(b, "[%s redacted thinking]", m.Role)
 			}
 		}
 	}
-	return b.String()
 }

@@ -1,5 +1,10 @@
 package llm
 
+import (
+	"bytes"
+	"encoding/json"
+)
+
 // Usage is the token accounting of one model call (or a sum of calls), in
 // tokens. The fields partition the prompt so that cost is a plain dot product:
 //
@@ -23,15 +28,39 @@ package llm
 //	    provider reports it (OpenAI completion_tokens_details.reasoning_tokens /
 //	    output_tokens_details.reasoning_tokens).
 //	  - Total: Input + CacheRead + CacheWrite + Output.
+//
+// The JSON names are the Rust agent-loop Turn's usage fields (docs/turn.md,
+// rule 4: "input, output, reasoning, cache_read, cache_write,
+// total_tokens"), every one always present; cache_write_1h is strata's
+// addition, present when non-zero. UnmarshalJSON also reads the "total" of
+// event streams written before (strata run --format json).
 type Usage struct {
 	Input      int64 `json:"input"`
 	Output     int64 `json:"output"`
-	Reasoning  int64 `json:"reasoning,omitempty"`
+	Reasoning  int64 `json:"reasoning"`
 	CacheRead  int64 `json:"cache_read"`
 	CacheWrite int64 `json:"cache_write"`
 	// CacheWrite1h is part of CacheWrite, not added to Total again.
 	CacheWrite1h int64 `json:"cache_write_1h,omitempty"`
-	Total        int64 `json:"total"`
+	Total        int64 `json:"total_tokens"`
+}
+
+// UnmarshalJSON reads a Usage, taking a legacy "total" when
+// "total_tokens" is absent.
+func (u *Usage) UnmarshalJSON(b []byte) error {
+	type plain Usage
+	var v struct {
+		plain
+		Legacy *int64 `json:"total"`
+	}
+	if err := json.Unmarshal(b, &v); err != nil {
+		return err
+	}
+	*u = Usage(v.plain)
+	if v.Legacy != nil && !bytes.Contains(b, []byte(`"total_tokens"`)) {
+		u.Total = *v.Legacy
+	}
+	return nil
 }
 
 // PromptTokens returns all prompt tokens of the call: Input + CacheRead +

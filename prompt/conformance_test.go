@@ -199,7 +199,7 @@ func TestConversationRulesCatchViolations(t *testing.T) {
 		api  llm.API
 		body string
 	}{
-		{"anthropic same-role neighbours", llm.APIAnthropic, `{"messages":[{"role":"user","content":"a"},{"role":"user","content":"b"}]}`},
+		{"anthropic blank text message", llm.APIAnthropic, `{"messages":[{"role":"user","content":"a"},{"role":"user","content":" "}]}`},
 		{"anthropic empty message", llm.APIAnthropic, `{"messages":[{"role":"user","content":[]}]}`},
 		{"anthropic empty text", llm.APIAnthropic, `{"messages":[{"role":"user","content":[{"type":"text","text":""}]}]}`},
 		{"anthropic tool_use without result next", llm.APIAnthropic, `{"messages":[{"role":"user","content":"a"},` +
@@ -235,7 +235,12 @@ func checkBody(api llm.API, body []byte) error {
 	}
 	switch api {
 	case llm.APIAnthropic:
-		return checkTurns(list(doc["messages"]), "role", "content", anthropicBlocks, "user")
+		// The Anthropic Messages API takes an assistant message first
+		// (anthropic-sdk-typescript issue 622) and combines consecutive
+		// same-role turns ("Consecutive user or assistant turns in your
+		// request will be combined into a single turn", Messages API
+		// reference): the panels layout sends both as its design shows.
+		return checkTurns(combine(list(doc["messages"]), "role", "content"), "role", "content", anthropicBlocks, "")
 	case llm.APIBedrock:
 		return checkTurns(list(doc["messages"]), "role", "content", bedrockBlocks, "user")
 	case llm.APIGemini:
@@ -307,8 +312,38 @@ func geminiBlocks(b any) blockInfo {
 	return blockInfo{}
 }
 
+// combine merges consecutive messages of the same role into one, as the
+// Anthropic Messages API does before it checks a request.
+func combine(msgs []any, roleKey, contentKey string) []any {
+	var out []any
+	for _, raw := range msgs {
+		m, _ := raw.(map[string]any)
+		if n := len(out); n > 0 {
+			prev := out[n-1].(map[string]any)
+			if str(prev[roleKey]) == str(m[roleKey]) {
+				prev[contentKey] = append(blocksOf(prev[contentKey]), blocksOf(m[contentKey])...)
+				continue
+			}
+		}
+		c := map[string]any{}
+		for k, v := range m {
+			c[k] = v
+		}
+		out = append(out, c)
+	}
+	return out
+}
+
+// blocksOf is a message's content as a block list (a string is one text block).
+func blocksOf(v any) []any {
+	if s, ok := v.(string); ok {
+		return []any{map[string]any{"type": "text", "text": s}}
+	}
+	return list(v)
+}
+
 // checkTurns checks a role-alternating message list: the first message has
-// role first, roles alternate, no message or text block is empty, and every
+// role first ("" = either), roles alternate, no message or text block is empty, and every
 // tool call is answered in the next message.
 func checkTurns(msgs []any, roleKey, contentKey string, info func(any) blockInfo, first string) error {
 	if len(msgs) == 0 {
@@ -319,7 +354,7 @@ func checkTurns(msgs []any, roleKey, contentKey string, info func(any) blockInfo
 	for i, raw := range msgs {
 		m, _ := raw.(map[string]any)
 		role := str(m[roleKey])
-		if i == 0 && role != first {
+		if i == 0 && first != "" && role != first {
 			return fmt.Errorf("message 0 has role %q, want %q", role, first)
 		}
 		if role == prevRole {

@@ -100,6 +100,10 @@ type Context struct {
 	Usage llm.Usage
 	// Logs are the loop's log entries so far, oldest first (nil = none).
 	Logs []LogEntry
+	// Results are panels of command output the runtime gathers for the
+	// panels layout (docs/panels.md, rule 5: Context Pilot's "Git results"
+	// and "Console"), in a fixed order (nil = none).
+	Results []Result
 	// Detached are the conversation history chunks compaction cut from the
 	// live conversation, oldest first (nil = none). Their texts are also
 	// joined into Summary after the template summary (JoinSummary), so
@@ -129,6 +133,15 @@ type LibraryEntry struct {
 	Name        string
 	Description string
 	Path        string // as shown to the model
+}
+
+// Result is one panel of command output: Key identifies it across
+// requests (it keeps its panel id), Header names it, Content is the
+// output, Refreshed is when the output last changed (Unix ms; 0 = let the
+// layout date it by content change).
+type Result struct {
+	Key, Header, Content string
+	Refreshed            int64
 }
 
 // LogEntry is one timestamped line of the loop's log.
@@ -224,6 +237,9 @@ type URLDoc struct {
 	URL     string
 	Title   string
 	Content string
+	// Symbols is the symbol map block of the content when the URL names a
+	// source file ("" = none).
+	Symbols string
 }
 
 // Needs names the optional parts of a Context that cost the runtime work
@@ -234,6 +250,10 @@ type Needs struct {
 	FileTree bool // Context.FileTree
 	Reminder bool // Context.Reminder
 	Symbols  bool // Context.Symbols
+	// SystemFiles asks for Context.System read from the workspace's
+	// system.md and system_extra.md before every request (docs/tiered.md,
+	// "system prompt").
+	SystemFiles bool
 	// URLs and Review say the layout places Context.URLs and
 	// Context.Review; the runtime refuses --url and --review for a layout
 	// that would drop them.

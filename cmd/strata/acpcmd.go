@@ -24,14 +24,15 @@ approvals go to the client as session/request_permission. Provider selection is 
 for 'strata run' (offline demo without an API key). Logs go to stderr.
 
 kiro's dialect (updates on _kiro.dev/session/update, tool output as
-tool_call_chunk) goes to clients that ask for it in their capabilities, or to
-every client with --kiro-dialect.`,
+tool_call_chunk) goes to clients that ask for it in their capabilities;
+--kiro-dialect sends every client what kiro-cli sends (standard updates on
+session/update, tool_call_chunk on _kiro.dev/session/update).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error { return acpMain(cmd.Context(), f, kiro) },
 	}
 	addRunFlags(cmd, &f)
 	addKeepAliveFlag(cmd, &f)
-	cmd.Flags().BoolVar(&kiro, "kiro-dialect", false, "send kiro's _kiro.dev/session/update and tool_call_chunk to every client")
+	cmd.Flags().BoolVar(&kiro, "kiro-dialect", false, "send every client kiro-cli's tool_call_chunk on _kiro.dev/session/update")
 	// Output goes over ACP and sessions are chosen by session/new and
 	// session/load, so these run flags do not apply.
 	_ = cmd.Flags().MarkHidden("format")

@@ -20,6 +20,7 @@ import (
 // launched) and says what it now runs; without a name it lists the agents
 // of the workspace. Failures are reported on w and the chat goes on.
 func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name string) {
+	name = strata.AgentSwapName(name) // "/agent swap NAME" too, as kiro-cli
 	ws := s.Workspace()
 	if name == "" {
 		var names []string

@@ -29,16 +29,17 @@ func providerHelp() string {
 // contextFlags are the flags that add context a layout may place: URL
 // context, review context and the system reminder (docs/tiered.md).
 type contextFlags struct {
-	urls             []string
-	review, reminder string
+	urls, reviewFiles []string
+	review, reminder  string
 }
 
 func (c *contextFlags) add(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&c.urls, "url", nil, "fetch this URL (256 KiB, 15 s) and send it as URL context (repeatable; layouts tiered, tiered-flat)")
-	fl.StringVar(&c.review, "review", "", "review mode: send the summary, commit log, pre-change symbols and diffs of the workspace against this git base (branch, tag or commit; layouts tiered, tiered-flat)")
+	fl.StringVar(&c.review, "review", "", "review mode: send the summary, commit log, pre-change symbols and reverse diffs of the workspace against this git base (branch, tag or commit; layouts tiered, tiered-flat)")
+	fl.StringArrayVar(&c.reviewFiles, "review-file", nil, "with --review: send the reverse diff of this changed file only (repeatable; default: every changed file)")
 	fl.StringVar(&c.reminder, "reminder", "", "system reminder file appended to each prompt (default: "+strata.DefaultReminderFile+" when present; layouts tiered, tiered-flat)")
 }
 
 func (c *contextFlags) apply(o *strata.Options) {
-	o.URLs, o.Review, o.ReminderFile = c.urls, c.review, c.reminder
+	o.URLs, o.Review, o.ReviewFiles, o.ReminderFile = c.urls, c.review, c.reviewFiles, c.reminder
 }

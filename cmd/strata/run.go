@@ -103,7 +103,7 @@ func addRunFlags(cmd *cobra.Command, f *runFlags) {
 	fl.StringVar(&f.format, "format", "text", "output: text (streamed answer) or json (one event per line)")
 	fl.StringVar(&f.agentFile, "agent", "", agentHelp)
 	fl.StringVar(&f.approve, "approve", "allowlist", "tool approval: ask, allowlist or all")
-	fl.IntVar(&f.maxTurns, "max-turns", agent.DefaultMaxTurns, "most continuation rounds per prompt (tool results sent back to the model; 1 = one tool round-trip)")
+	fl.IntVar(&f.maxTurns, "max-turns", 0, "most continuation rounds per prompt (tool results sent back to the model; 1 = one tool round-trip; 0 = settings.json runtime.continuation.maxIterations, else 50)")
 	fl.Int64Var(&f.maxTokens, "max-tokens", 0, "output cap per model call in tokens (0 = provider default)")
 	fl.Int64Var(&f.maxSessionTokens, "max-session-tokens", 0, "stop when the loop has used this many tokens (0 = no cap)")
 	fl.BoolVar(&f.compact, "compact", false, "detach old turns into frozen conversation-history chunks (docs/panels.md: chunks ≥ 25 messages and 5,000 tokens, ≥ 25 messages and 7,500 tokens kept live)")
@@ -182,8 +182,8 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	if f.format != "text" && f.format != "json" {
 		return usagef("unknown --format %q (valid: text, json)", f.format)
 	}
-	if f.maxTurns < 1 {
-		return usagef("--max-turns %d: want at least 1", f.maxTurns)
+	if f.maxTurns < 0 {
+		return usagef("--max-turns %d: want at least 1 (0 = settings.json, else %d)", f.maxTurns, agent.DefaultMaxTurns)
 	}
 	out := newPrinter(os.Stdout, f.format)
 	var approver agent.Approver = terminalApprover()
@@ -235,7 +235,11 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		return &interruptedError{session: s.ID(), err: runErr}
 	}
 	if errors.Is(runErr, agent.ErrMaxTurns) {
-		return fmt.Errorf("agent stopped: max turns %d reached (continuation rounds; tool calls before the limit may have completed)", f.maxTurns)
+		n := f.maxTurns
+		if res != nil {
+			n = res.Rounds // the bound in force (--max-turns, max_turns or settings.json)
+		}
+		return fmt.Errorf("agent stopped: max turns %d reached (continuation rounds; tool calls before the limit may have completed)", n)
 	}
 	return cliError(runErr)
 }

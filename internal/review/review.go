@@ -11,6 +11,7 @@ import (
 	"errors"
 	"fmt"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -25,13 +26,18 @@ const DefaultMaxDiffBytes = 256 << 10
 // repository.
 var ErrBase = errors.New("review: base is not a commit")
 
+// ErrFile is wrapped when a selected file is not changed since the base.
+var ErrFile = errors.New("pick a changed file")
+
 // Section headings of the review content (strata's; the design names the
 // parts, not their headings).
 const (
-	SummaryHeading   = "## Review Summary\n\n"
-	LogHeading       = "## Commit Log\n\n"
-	SymbolsHeading   = "## Pre-change Symbol Map\n\n"
-	DiffHeading      = "## Changes\n\n"
+	SummaryHeading = "## Review Summary\n\n"
+	LogHeading     = "## Commit Log\n\n"
+	SymbolsHeading = "## Pre-change Symbol Map\n\n"
+	DiffHeading    = "## Changes\n\n"
+	// ReverseNote opens the diffs: the files (%s) and the base (%s).
+	ReverseNote      = "Reverse diffs of %s: from the working tree back to %s (a line the change added is marked -, a line it removed +)."
 	maxSymbolFiles   = 200
 	maxLogCommits    = 200
 	gitMissingAdvice = "install git, or run without --review"
@@ -40,10 +46,15 @@ const (
 // Context returns the review content for the repository at dir against
 // base (a branch, tag or commit), without the "# Code Review Context"
 // header the layout adds. Changes are those of the working tree against
-// the base (`git diff BASE`), so uncommitted edits are reviewed too.
+// the base, so uncommitted edits are reviewed too. The diffs are the
+// design's "reverse diffs for selected files" (docs/tiered.md, rule 4):
+// `git diff -R BASE -- FILE…` of the selected files (slash-separated,
+// relative to dir), from the working tree back to the base, so a line the
+// change added is marked "-"; no selected file = every changed file.
 // Errors: ErrBase (wrapped) for a base git cannot resolve; a git failure
-// with its stderr; dir not being a git repository.
-func Context(ctx context.Context, dir, base string, maxDiff int) (string, error) {
+// with its stderr; dir not being a git repository; a selected file that
+// the change does not touch.
+func Context(ctx context.Context, dir, base string, selected []string, maxDiff int) (string, error) {
 	if maxDiff <= 0 {
 		maxDiff = DefaultMaxDiffBytes
 	}
@@ -84,7 +95,17 @@ func Context(ctx context.Context, dir, base string, maxDiff int) (string, error)
 	if err != nil {
 		return "", err
 	}
-	diff, err := git("diff", baseID)
+	changed := strings.Fields(names)
+	for _, f := range selected {
+		if !slices.Contains(changed, f) {
+			return "", fmt.Errorf("review file %q: not changed since %s (changed: %s): %w", f, base, strings.Join(changed, ", "), ErrFile)
+		}
+	}
+	diffArgs := []string{"diff", "-R", baseID}
+	if len(selected) > 0 {
+		diffArgs = append(append(diffArgs, "--"), selected...)
+	}
+	diff, err := git(diffArgs...)
 	if err != nil {
 		return "", err
 	}
@@ -110,9 +131,14 @@ func Context(ctx context.Context, dir, base string, maxDiff int) (string, error)
 		b.WriteString("\n" + SymbolsHeading + m)
 	}
 	b.WriteString("\n" + DiffHeading)
+	files := "every changed file"
+	if len(selected) > 0 {
+		files = strings.Join(selected, ", ")
+	}
+	fmt.Fprintf(&b, ReverseNote+"\n\n", files, base)
 	if len(diff) > maxDiff {
 		cut := strings.LastIndexByte(diff[:maxDiff], '\n') + 1
-		diff = diff[:cut] + fmt.Sprintf("[cut: the diff has %d bytes; the first %d are shown. Run `git diff %s` for the rest.]\n", len(diff), cut, base)
+		diff = diff[:cut] + fmt.Sprintf("[cut: the diff has %d bytes; the first %d are shown. Run `git %s` for the rest.]\n", len(diff), cut, strings.Join(append([]string{"diff", "-R", base}, diffArgs[3:]...), " "))
 	}
 	if diff == "" {
 		diff = "(no changes)\n"

@@ -49,10 +49,11 @@ func repo(t *testing.T) string {
 }
 
 // The design's review content: "review summary (branch, commits, stats),
-// commit log, pre-change symbol map, and … diffs".
+// commit log, pre-change symbol map, and reverse diffs for selected files";
+// with no file selected, every changed file's reverse diff.
 func TestReviewContextHasSummaryLogSymbolsAndDiffs(t *testing.T) {
 	dir := repo(t)
-	got, err := Context(context.Background(), dir, "base", 0)
+	got, err := Context(context.Background(), dir, "base", nil, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,9 +62,9 @@ func TestReviewContextHasSummaryLogSymbolsAndDiffs(t *testing.T) {
 		"\nCommits: 2\nChanges: 2 files changed",
 		LogHeading, " notes\n", " calc: Add becomes Sum\n",
 		SymbolsHeading + "calc.go:\n  f Add(a, b int):3\n",
-		DiffHeading + "diff --git a/calc.go b/calc.go",
-		"+func Sum(xs ...int) int { return 0 }",
-		"+todo: tests\n", // the uncommitted edit is reviewed too (committed: "todo")
+		DiffHeading + "Reverse diffs of every changed file: from the working tree back to base (a line the change added is marked -, a line it removed +).\n\ndiff --git b/calc.go a/calc.go",
+		"-func Sum(xs ...int) int { return 0 }\n+func Add(a, b int) int { return a + b }",
+		"-todo: tests\n", // the uncommitted edit is reviewed too (committed: "todo")
 	} {
 		if !strings.Contains(got, want) {
 			t.Errorf("review context lacks %q:\n%s", want, got)
@@ -76,11 +77,11 @@ func TestReviewContextHasSummaryLogSymbolsAndDiffs(t *testing.T) {
 
 func TestReviewCutsLongDiffs(t *testing.T) {
 	dir := repo(t)
-	got, err := Context(context.Background(), dir, "base", 40)
+	got, err := Context(context.Background(), dir, "base", nil, 40)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if !strings.Contains(got, "[cut: the diff has ") || !strings.Contains(got, "Run `git diff base` for the rest.]") {
+	if !strings.Contains(got, "[cut: the diff has ") || !strings.Contains(got, "Run `git diff -R base` for the rest.]") {
 		t.Errorf("no cut note:\n%s", got)
 	}
 }
@@ -88,8 +89,27 @@ func TestReviewCutsLongDiffs(t *testing.T) {
 func TestReviewUnknownBase(t *testing.T) {
 	dir := repo(t)
 	for _, base := range []string{"no-such-branch", "--output=x", ""} {
-		if _, err := Context(context.Background(), dir, base, 0); !errors.Is(err, ErrBase) {
+		if _, err := Context(context.Background(), dir, base, nil, 0); !errors.Is(err, ErrBase) {
 			t.Errorf("base %q: err = %v, want ErrBase", base, err)
 		}
+	}
+}
+
+// Selected files: only their reverse diffs; a file the change does not
+// touch is an error naming it and the changed ones.
+func TestReviewReverseDiffsOfSelectedFiles(t *testing.T) {
+	dir := repo(t)
+	got, err := Context(context.Background(), dir, "base", []string{"calc.go"}, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(got, "Reverse diffs of calc.go: from the working tree back to base") ||
+		!strings.Contains(got, "-func Sum(xs ...int) int { return 0 }\n+func Add(a, b int) int { return a + b }") ||
+		strings.Contains(got, "notes.txt b/notes.txt") || !strings.Contains(got, "Changes: 2 files changed") {
+		t.Errorf("selected reverse diff:\n%s", got)
+	}
+	if _, err := Context(context.Background(), dir, "base", []string{"README.md"}, 0); err == nil ||
+		!strings.Contains(err.Error(), `review file "README.md": not changed since base (changed: calc.go, notes.txt)`) {
+		t.Errorf("unchanged selected file: %v", err)
 	}
 }

@@ -144,6 +144,13 @@ func chatMessages(m llm.Message) ([]openai.ChatCompletionMessageParamUnion, erro
 	return out, nil
 }
 
+// AssistantTextSeparator joins an assistant message's text blocks into the
+// one content string Chat Completions takes: a blank line, as Context
+// Pilot's OpenAI-compatible builder joins the panel header and timestamp
+// (src/llms/openai_compat.rs, build_messages: format!("{}\n\n{}", header,
+// timestamp); docs/panels.md, rule 10), so block boundaries stay visible.
+const AssistantTextSeparator = "\n\n"
+
 func chatAssistant(m llm.Message) ([]openai.ChatCompletionMessageParamUnion, error) {
 	var am openai.ChatCompletionAssistantMessageParam
 	var text strings.Builder
@@ -151,6 +158,9 @@ func chatAssistant(m llm.Message) ([]openai.ChatCompletionMessageParamUnion, err
 	for i, b := range m.Content {
 		switch b.Type {
 		case llm.BlockText:
+			if text.Len() > 0 && b.Text != "" {
+				text.WriteString(AssistantTextSeparator)
+			}
 			text.WriteString(b.Text)
 			hasText = true
 		case llm.BlockToolUse:

@@ -61,7 +61,7 @@ func fixedItems(c *prompt.Context) []Item {
 }
 
 // dynamicItems returns the dynamic panels in a fixed order (summary, hook
-// outputs, files, history chunks) with their keys; ids are assigned by the
+// outputs, files, command results, history chunks) with their keys; ids are assigned by the
 // Layout.
 func dynamicItems(c *prompt.Context, msgTime func(int) int64) []Item {
 	var out []Item
@@ -76,6 +76,9 @@ func dynamicItems(c *prompt.Context, msgTime func(int) int64) []Item {
 	}
 	for _, f := range c.Files {
 		add("file:"+f.Path, "File: "+f.Path, f.Content, f.Refreshed)
+	}
+	for _, r := range c.Results {
+		add("result:"+r.Key, r.Header, r.Content, r.Refreshed)
 	}
 	for _, d := range c.Detached {
 		add(fmt.Sprintf("history:%d-%d", d.First, d.Last), chunkName(d, msgTime), d.Text, d.At)

@@ -38,9 +38,11 @@ const (
 	SeedPrefix      = "System instructions (repeated for emphasis):\n\n"
 	SeedAck         = "Understood. I will follow these instructions."
 	ToolName        = "dynamic_panel"
-	// Opening is strata's user message before the first panel: Bedrock
-	// Converse and Gemini reject a conversation that starts with an
-	// assistant message (docs/panels.md, "alternation").
+	// Opening is strata's user message before the first panel, sent only
+	// where the API rejects a conversation that starts with an assistant
+	// message (Bedrock Converse, Gemini; NeedsOpening). Elsewhere the
+	// panels open the conversation, as in the design (docs/panels.md,
+	// "alternation").
 	Opening = "Show the dynamic panels."
 )
 
@@ -143,10 +145,34 @@ func (l *Layout) msgTime(i int) int64 {
 	return 0
 }
 
+// NeedsOpening reports whether api rejects a conversation whose first
+// message is the assistant's (Bedrock Converse: "A conversation must start
+// with a user message"; Gemini: a function call must follow a user turn),
+// so the panels need the Opening user message before them. The Anthropic
+// Messages API accepts an assistant message first (anthropic-sdk-typescript
+// issue 622: it succeeds on Anthropic and fails on Bedrock) and OpenAI's
+// APIs do too (Context Pilot's OpenAI-compatible builder sends the panels
+// right after the system message).
+func NeedsOpening(api llm.API) bool { return api == llm.APIBedrock || api == llm.APIGemini }
+
+// seedApart reports whether the seed re-injection is its own user message
+// after the footer's tool_result, as the design shows (two user messages in
+// a row): on the Anthropic Messages API, which combines consecutive
+// same-role turns itself ("Consecutive user or assistant turns in your
+// request will be combined into a single turn", Messages API reference).
+// The seed is sent only there (docs/panels.md, rule 12).
+func seedApart(api llm.API) bool { return api == "" || api == llm.APIAnthropic }
+
 // builder appends messages, merging a message into the previous one of
 // the same role, so roles always alternate (docs/panels.md,
 // "alternation"). Merged content is copied, never appended in place.
 type builder struct{ msgs []llm.Message }
+
+// push appends m as a message of its own, even after one of the same role.
+func (b *builder) push(m llm.Message) int {
+	b.msgs = append(b.msgs, llm.Message{Role: m.Role, Content: slices.Clone(m.Content)})
+	return len(b.msgs) - 1
+}
 
 func (b *builder) add(m llm.Message) int {
 	if n := len(b.msgs); n > 0 && b.msgs[n-1].Role == m.Role {
@@ -180,7 +206,7 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 			Tokens: c.Tokens(c.System), Preview: prompt.Preview(c.System, 60)})
 	}
 	items := l.Items(c)
-	if len(items) > 0 {
+	if len(items) > 0 && NeedsOpening(c.API) {
 		first := b.add(llm.UserText(Opening))
 		span("opening", first, Opening)
 	}
@@ -211,8 +237,8 @@ func (l *Layout) Assemble(c *prompt.Context) (*llm.Request, *prompt.Breakdown, e
 		b.add(llm.Message{Role: llm.RoleUser, Content: []llm.Block{llm.ToolResultBlock("panel_footer", FooterAck, false)}})
 		span("footer", first, footer)
 	}
-	if c.System != "" && (c.API == "" || c.API == llm.APIAnthropic) {
-		first := b.add(llm.UserText(SeedPrefix + c.System))
+	if c.System != "" && seedApart(c.API) {
+		first := b.push(llm.UserText(SeedPrefix + c.System))
 		b.add(llm.AssistantText(SeedAck))
 		span("seed re-injection", first, SeedPrefix+c.System+SeedAck)
 	}
@@ -293,3 +319,9 @@ func answered(history []llm.Message, i int, id string) bool {
 // FixedPanels reports true: the layout shows Context Pilot's fixed panels,
 // so the runtime gathers their sources (prompt.Context.Todos, Agents, Logs).
 func (*Layout) FixedPanels() bool { return true }
+
+// Needs asks the runtime for the project's file tree, shown as the fixed
+// panel P5 "Tree" (docs/panels.md, rule 5: Context Pilot's Tree panel, a
+// directory listing re-cached when files change; strata re-lists the files
+// before every request).
+func (*Layout) Needs() prompt.Needs { return prompt.Needs{FileTree: true} }

@@ -26,18 +26,33 @@ func ctx(api llm.API) *prompt.Context {
 	}
 }
 
-// assemble lays out c with l and checks the result keeps every provider's
-// conversation rules (prompt.CheckHistory: starts with a user message,
-// roles alternate, no empty message, every tool_result answers the
-// tool_use just before it) and that every tool_use is answered next.
+// assemble lays out c with l and checks the result keeps the conversation
+// rules of c's API and that every tool_use is answered next. Bedrock and
+// Gemini take prompt.CheckHistory's (starts with a user message, roles
+// alternate, no empty message, every tool_result answers the tool_use just
+// before it); the Anthropic Messages API also takes an assistant message
+// first and same-role neighbours (it combines them); OpenAI takes an
+// assistant message first.
 func assemble(t *testing.T, l *Layout, c *prompt.Context) (*llm.Request, *prompt.Breakdown) {
 	t.Helper()
 	req, bd, err := l.Assemble(c)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := prompt.CheckHistory(req.Messages); err != nil {
-		t.Fatalf("alternation: %v", err)
+	msgs := req.Messages
+	if NeedsOpening(c.API) {
+		if err := prompt.CheckHistory(msgs); err != nil {
+			t.Fatalf("alternation: %v", err)
+		}
+	} else {
+		for i, m := range msgs {
+			if err := m.Validate(); err != nil {
+				t.Fatalf("message %d: %v", i, err)
+			}
+			if i > 0 && m.Role == msgs[i-1].Role && c.API != "" && c.API != llm.APIAnthropic {
+				t.Fatalf("messages %d and %d both have role %s on %s", i-1, i, m.Role, c.API)
+			}
+		}
 	}
 	for i, m := range req.Messages {
 		for _, u := range m.ToolUses() {
@@ -71,17 +86,16 @@ func TestAnthropicFormMatchesSeed(t *testing.T) {
 		t.Fatal("system prompt not in the system field")
 	}
 	m := req.Messages
-	if m[0].Text() != Opening {
-		t.Fatalf("message 0 is %q, want strata's opening user message", m[0].Text())
-	}
+	// The design's request opens with the first panel's assistant message.
 	// Oldest first: the todo list (changed 12:00), old.go (13:00), new.go (14:00).
-	first := m[1].Content
-	if first[0].Text != "Beginning of dynamic panel display. All content displayed below may be considered up to date." ||
+	first := m[0].Content
+	if m[0].Role != llm.RoleAssistant || len(first) != 3 ||
+		first[0].Text != "Beginning of dynamic panel display. All content displayed below may be considered up to date." ||
 		first[1].Text != "Panel automatically generated at 2026-02-19T12:00:00Z" ||
 		first[2].Name != "dynamic_panel" || first[2].ID != "panel_P1" || string(first[2].Input) != `{"id":"P1"}` {
-		t.Errorf("first panel: %+v", first)
+		t.Errorf("first panel: %+v", m[0])
 	}
-	if got := result(m[2]); got != "======= [P1] Todo List =======\n[1] fix bug\n- [ ] find it" {
+	if got := result(m[1]); got != "======= [P1] Todo List =======\n[1] fix bug\n- [ ] find it" {
 		t.Errorf("first panel result %q", got)
 	}
 	// Files are dynamic panels from P10, in the order they first appear:
@@ -97,8 +111,8 @@ func TestAnthropicFormMatchesSeed(t *testing.T) {
 	if strings.Join(files, "|") != "======= [P11] File: src/old.go =======|======= [P10] File: src/new.go =======" {
 		t.Errorf("file panels: %q", files)
 	}
-	if len(m[3].Content) != 2 || m[3].Content[0].Text != "Panel automatically generated at 2026-02-19T13:00:00Z" {
-		t.Errorf("only the first panel carries the header: %+v", m[3].Content)
+	if len(m[2].Content) != 2 || m[2].Content[0].Text != "Panel automatically generated at 2026-02-19T13:00:00Z" {
+		t.Errorf("only the first panel carries the header: %+v", m[2].Content)
 	}
 	var footer llm.Message
 	var fi int
@@ -112,17 +126,19 @@ func TestAnthropicFormMatchesSeed(t *testing.T) {
 		string(footer.Content[1].Input) != `{"action":"end_panels"}` {
 		t.Errorf("footer: %+v", footer)
 	}
-	// The footer's answer and the seed re-injection are both user content:
-	// one user message (Anthropic merges same-role neighbours anyway).
+	// The design shows two user messages: the footer's tool_result, then
+	// the seed re-injection, answered by the assistant.
 	ack := m[fi+1].Content
-	if ack[0].Content[0].Text != "Panel display complete. Proceeding with conversation." ||
-		ack[1].Text != "System instructions (repeated for emphasis):\n\nBe a pirate." {
-		t.Errorf("footer ack + seed: %+v", ack)
+	if len(ack) != 1 || ack[0].ID != "panel_footer" || ack[0].Content[0].Text != "Panel display complete. Proceeding with conversation." {
+		t.Errorf("footer ack: %+v", ack)
 	}
-	if m[fi+2].Text() != "Understood. I will follow these instructions." {
-		t.Errorf("seed ack: %q", m[fi+2].Text())
+	if m[fi+2].Role != llm.RoleUser || len(m[fi+2].Content) != 1 || m[fi+2].Text() != "System instructions (repeated for emphasis):\n\nBe a pirate." {
+		t.Errorf("seed: %+v", m[fi+2])
 	}
-	conv := m[fi+3:]
+	if m[fi+3].Role != llm.RoleAssistant || m[fi+3].Text() != "Understood. I will follow these instructions." {
+		t.Errorf("seed ack: %+v", m[fi+3])
+	}
+	conv := m[fi+4:]
 	// The orphan call T2 (and its emptied message) is skipped; the tool
 	// result and "go on" become one user message.
 	if len(conv) != 3 || conv[0].Text() != "Hello!" || len(conv[2].Content) != 2 || conv[2].Content[1].Text != "go on" {
@@ -130,6 +146,21 @@ func TestAnthropicFormMatchesSeed(t *testing.T) {
 	}
 	if len(req.Breakpoints) != 0 {
 		t.Error("panels places no breakpoints")
+	}
+}
+
+// strata's opening user message goes only where the API needs a user
+// message first (Bedrock, Gemini); there the panels follow it. OpenAI and
+// Anthropic open with the panels, as the design does.
+func TestOpeningOnlyWhereTheAPINeedsIt(t *testing.T) {
+	for api, want := range map[llm.API]bool{llm.APIAnthropic: false, llm.APIOpenAIChat: false, llm.APIOpenAIResponses: false, llm.APIBedrock: true, llm.APIGemini: true} {
+		req, _ := assemble(t, &Layout{}, ctx(api))
+		m := req.Messages
+		got := m[0].Role == llm.RoleUser && m[0].Text() == "Show the dynamic panels."
+		if got != want || (want && m[1].Content[0].Text != "Beginning of dynamic panel display. All content displayed below may be considered up to date.") ||
+			(!want && m[0].Content[0].Text != "Beginning of dynamic panel display. All content displayed below may be considered up to date.") {
+			t.Errorf("%s: first messages %+v / %+v; opening wanted: %v", api, m[0], m[1], want)
+		}
 	}
 }
 

@@ -48,14 +48,19 @@ func Fenced(path, content string) string {
 }
 
 // FormatURL formats one fetched URL for the URL context: the title as a
-// heading, the address, then the content. The design names the parts
-// ("title + content"), not their layout; this is strata's.
+// heading, the address, the content, then its symbol map when it has one
+// under "### Symbols". The design names the parts ("title + content +
+// optional symbol map"), not their layout; this is strata's.
 func FormatURL(d prompt.URLDoc) string {
 	title := d.Title
 	if title == "" {
 		title = d.URL
 	}
-	return "## " + title + "\n" + d.URL + "\n\n" + strings.TrimSuffix(d.Content, "\n")
+	s := "## " + title + "\n" + d.URL + "\n\n" + strings.TrimSuffix(d.Content, "\n")
+	if d.Symbols != "" {
+		s += "\n\n### Symbols\n" + strings.TrimSuffix(d.Symbols, "\n")
+	}
+	return s
 }
 
 // URLContext returns the URL context section ("" when docs is empty).

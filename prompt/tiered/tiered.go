@@ -75,9 +75,10 @@ func (l *Layout) Name() string {
 }
 
 // Needs asks the runtime for every optional part the design places: the
-// file tree, the system reminder, the symbol map, URL and review context.
+// file tree, the system reminder, the symbol map, URL and review context,
+// and the system prompt from system.md and system_extra.md.
 func (*Layout) Needs() prompt.Needs {
-	return prompt.Needs{FileTree: true, Reminder: true, Symbols: true, URLs: true, Review: true}
+	return prompt.Needs{FileTree: true, Reminder: true, Symbols: true, URLs: true, Review: true, SystemFiles: true}
 }
 
 func hash(s string) string {

@@ -60,7 +60,7 @@ func TestTiersBreakpointsAndPairing(t *testing.T) {
 		}
 	}
 	// a.go has been stable for 16 requests: it graduated to L0 (system).
-	if !strings.Contains(req.SystemText(), FilesL0Header+Fenced("a.go", "package a")) {
+	if !strings.Contains(req.SystemText(), designFilesL0+designFenced("a.go", "package a")) {
 		t.Errorf("a.go not in L0 system:\n%s", req.SystemText())
 	}
 	// b.go changed at request 5: 10 unchanged requests since, so it is
@@ -70,8 +70,8 @@ func TestTiersBreakpointsAndPairing(t *testing.T) {
 	}
 	found := false
 	for _, m := range req.Messages {
-		for _, h := range []string{FilesL1Header, FilesL2Header, FilesL3Header} {
-			if strings.Contains(m.Text(), h) && strings.Contains(m.Text(), Fenced("b.go", "b v2")) {
+		for _, h := range []string{designFilesL1, designFilesL2, designFilesL3} {
+			if strings.Contains(m.Text(), h) && strings.Contains(m.Text(), designFenced("b.go", "b v2")) {
 				found = true
 			}
 		}
@@ -94,7 +94,7 @@ func TestFirstRequestIsAllActive(t *testing.T) {
 		t.Fatal(err)
 	}
 	// system (breakpoint on it), working files pair, current prompt with reminder.
-	if len(req.Messages) != 3 || !strings.HasPrefix(req.Messages[0].Text(), FilesActiveHeader) || req.Messages[1].Text() != "Ok." {
+	if len(req.Messages) != 3 || !strings.HasPrefix(req.Messages[0].Text(), designFilesActive) || req.Messages[1].Text() != "Ok." {
 		t.Fatalf("messages: %+v", req.Messages)
 	}
 	if got := req.Messages[2].Text(); got != "q0\n\nClose every edit block." {
@@ -157,12 +157,12 @@ func TestTierBlockIsPairThenHistoryThenBreakpoint(t *testing.T) {
 	}
 	pair := -1
 	for i, m := range req.Messages {
-		if strings.HasPrefix(m.Text(), FilesL2Header+Fenced("src/main.py", "print(1)")) {
+		if strings.HasPrefix(m.Text(), designFilesL2+designFenced("src/main.py", "print(1)")) {
 			pair = i
 		}
 	}
 	if pair < 0 {
-		t.Fatalf("no L2 block (%q) in %v", FilesL2Header, roles)
+		t.Fatalf("no L2 block (%q) in %v", designFilesL2, roles)
 	}
 	if req.Messages[pair].Role != llm.RoleUser || req.Messages[pair+1].Text() != "Ok." {
 		t.Fatalf("L2 block is not a user message answered by \"Ok.\": %+v", req.Messages[pair:pair+2])
@@ -213,8 +213,8 @@ func TestTieredFlatHasNoBreakpoints(t *testing.T) {
 		if len(req.Breakpoints) != 0 || bd.Layout != "tiered-flat" {
 			t.Fatalf("request %d: %d breakpoints, layout %q", n, len(req.Breakpoints), bd.Layout)
 		}
-		if n == 15 && !strings.Contains(req.Messages[len(req.Messages)-1].Text(), FilesActiveHeader) &&
-			!strings.HasPrefix(req.Messages[0].Text(), FilesActiveHeader) {
+		if n == 15 && !strings.Contains(req.Messages[len(req.Messages)-1].Text(), designFilesActive) &&
+			!strings.HasPrefix(req.Messages[0].Text(), designFilesActive) {
 			t.Errorf("the flat fallback does not send every file as a working file")
 		}
 	}

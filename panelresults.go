@@ -1,0 +1,153 @@
+package strata
+
+import (
+	"context"
+	"encoding/json"
+	"os/exec"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+)
+
+// GitRefresh is how often the Git results panel runs git again: Context
+// Pilot's "Timer-based refresh (120s)" (docs/panels.md, rule 5).
+const GitRefresh = 120 * time.Second
+
+// gitCommands are the git commands whose output the Git results panel
+// shows, run in the workspace directory.
+var gitCommands = [][]string{{"status", "--short", "--branch"}, {"log", "--oneline", "-n", "10"}}
+
+// gitPanel is the Git results panel of one loop: the output of
+// gitCommands, run again when GitRefresh has passed since the last run.
+// No panel when git is not installed or the directory is not a repository
+// (checked again at the next refresh). Safe for concurrent use.
+type gitPanel struct {
+	dir     string
+	mu      sync.Mutex
+	ran     time.Time
+	content string
+}
+
+// result returns the panel at time now ("" content = no panel).
+func (g *gitPanel) result(ctx context.Context, now time.Time) prompt.Result {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.ran.IsZero() || now.Sub(g.ran) >= GitRefresh {
+		g.ran, g.content = now, runGit(ctx, g.dir)
+	}
+	return prompt.Result{Key: "git", Header: "Git results", Content: g.content}
+}
+
+// runGit runs gitCommands in dir and writes each as "$ git ARGS" then its
+// output; "" when git fails (missing, not a repository).
+func runGit(ctx context.Context, dir string) string {
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	var b strings.Builder
+	for _, args := range gitCommands {
+		out, err := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...).Output()
+		if err != nil {
+			return ""
+		}
+		b.WriteString("$ git " + strings.Join(args, " ") + "\n" + strings.TrimRight(string(out), "\n") + "\n")
+	}
+	return b.String()
+}
+
+// Console panel limits: the last consoleCommands execute_bash calls, each
+// cut to its last consoleLines output lines.
+const (
+	consoleCommands = 5
+	consoleLines    = 40
+)
+
+// consolePanel is the Console panel of one loop (Context Pilot's "Process
+// stdout/stderr, live streaming"): the loop's last execute_bash commands
+// with their output as it streamed (tool_execution_update lines) and, once
+// the call ends, its result. Safe for concurrent use.
+type consolePanel struct {
+	mu      sync.Mutex
+	entries []consoleEntry
+	changed int64 // Unix ms of the last change
+}
+
+type consoleEntry struct {
+	id, command string
+	lines       []string
+}
+
+// observe is a SubscribeSync observer of the loop's bus.
+func (c *consolePanel) observe(e event.Event) {
+	if e.ToolCall == nil || e.ToolCall.Name != "execute_bash" {
+		return
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	switch e.Kind {
+	case event.ToolExecutionStart:
+		var in struct {
+			Command string `json:"command"`
+		}
+		_ = json.Unmarshal(e.ToolCall.Input, &in)
+		c.entries = append(c.entries, consoleEntry{id: e.ToolCall.ID, command: in.Command})
+		if len(c.entries) > consoleCommands {
+			c.entries = c.entries[len(c.entries)-consoleCommands:]
+		}
+	case event.ToolExecutionUpdate:
+		if x := c.entry(e.ToolCall.ID); x != nil {
+			x.lines = append(x.lines, strings.Split(strings.TrimRight(e.Text, "\n"), "\n")...)
+		}
+	case event.ToolExecutionEnd:
+		if x := c.entry(e.ToolCall.ID); x != nil && e.ToolResult != nil {
+			x.lines = strings.Split(strings.TrimRight(resultText(*e.ToolResult), "\n"), "\n")
+		}
+	default:
+		return
+	}
+	c.changed = e.Time.UnixMilli()
+}
+
+func (c *consolePanel) entry(id string) *consoleEntry {
+	for i := range c.entries {
+		if c.entries[i].id == id {
+			return &c.entries[i]
+		}
+	}
+	return nil
+}
+
+// result is the panel: each command as "$ COMMAND" then its output lines.
+func (c *consolePanel) result() prompt.Result {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var b strings.Builder
+	for _, x := range c.entries {
+		lines := x.lines
+		if len(lines) > consoleLines {
+			b.WriteString("$ " + x.command + "\n[" + strconv.Itoa(len(lines)-consoleLines) + " earlier lines]\n")
+			lines = lines[len(lines)-consoleLines:]
+		} else {
+			b.WriteString("$ " + x.command + "\n")
+		}
+		for _, l := range lines {
+			b.WriteString(l + "\n")
+		}
+	}
+	return prompt.Result{Key: "console", Header: "Console", Content: b.String(), Refreshed: c.changed}
+}
+
+// resultText is the text of a tool_result block: its text contents joined.
+func resultText(b llm.Block) string {
+	var parts []string
+	for _, c := range b.Content {
+		if c.Type == llm.BlockText {
+			parts = append(parts, c.Text)
+		}
+	}
+	return strings.Join(parts, "\n")
+}
