@@ -8,14 +8,21 @@ import (
 	sdk "github.com/coder/acp-go-sdk"
 )
 
-// agentCommand reports whether a prompt is the "/agent NAME" command and
-// returns NAME ("" when missing).
+// agentCommand reports whether a prompt is the "/agent NAME" command (or
+// kiro's "/agent swap NAME") and returns NAME ("" when missing).
 func agentCommand(text string) (string, bool) {
 	t := strings.TrimSpace(text)
 	if t != "/agent" && !strings.HasPrefix(t, "/agent ") {
 		return "", false
 	}
-	return strings.TrimSpace(strings.TrimPrefix(t, "/agent")), true
+	name := strings.TrimSpace(strings.TrimPrefix(t, "/agent"))
+	if n, ok := strings.CutPrefix(name, "swap "); ok {
+		return strings.TrimSpace(n), true
+	}
+	if name == "swap" {
+		return "", true
+	}
+	return name, true
 }
 
 // agentCommandEntry is the /agent command in available_commands_update.

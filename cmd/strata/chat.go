@@ -3,20 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/internal/tui"
 )
 
 func init() { register(newChatCmd) }
@@ -76,7 +72,7 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		res, err := plainChat(ctx, s, in, msg, interactive)
+		res, err := plainChat(ctx, s, in, msg, interactive, agent.Mode(f.approve))
 		if res != nil {
 			res.Usage = withKeepAlive(s, res.Usage)
 		}
@@ -92,8 +88,9 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 // ended runs as the next prompt), and so is "/steer TEXT" anywhere; other
 // lines wait for the running prompt to end. "/steer TEXT" while no prompt
 // runs is queued for the next prompt's first model call.
-func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool) (*agent.Result, error) {
-	total := &agent.Result{}
+func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode) (*agent.Result, error) {
+	st := &chatState{mode: mode}
+	total := &st.total
 	lines := make(chan string)
 	var readErr error
 	go func() {
@@ -150,13 +147,16 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 		if text == "" {
 			continue
 		}
-		if chatSlash(ctx, msg, s, total, text) {
+		if chatSlash(ctx, msg, s, st, text) {
 			continue
 		}
 		done := make(chan struct{})
 		var res *agent.Result
 		var err error
-		go func() { res, err = s.Prompt(ctx, text); close(done) }()
+		go func() {
+			res, err = promptWithMentions(ctx, s, func(n string) { fmt.Fprintln(msg, n) }, text)
+			close(done)
+		}()
 		for running := true; running; {
 			select {
 			case <-done:
@@ -188,47 +188,6 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 	}
 }
 
-// chatScreen runs the full-screen chat (internal/tui) on the loop.
-func chatScreen(ctx context.Context, f runFlags) error {
-	var send lazySend
-	f.screen = &screenHooks{observe: tui.Observer(send.send), approver: tui.Approver{Send: send.send}}
-	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
-		if err := resumePending(ctx, s); err != nil {
-			return nil, err
-		}
-		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
-		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
-		m := tui.New(withChatCommands(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
-		m.SetSteer(s.SteerRunning)
-		p := tea.NewProgram(m, tea.WithContext(ctx))
-		send.set(p.Send)
-		_, err := p.Run()
-		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-			err = nil // interrupted from outside: end like /exit
-		}
-		u, calls := m.Usage()
-		return &agent.Result{Usage: u, Turns: calls}, err
-	})
-}
-
-// lazySend forwards to a program's Send once the program exists; messages
-// before that (there are none in practice) are dropped.
-type lazySend struct {
-	mu sync.Mutex
-	fn func(tea.Msg)
-}
-
-func (l *lazySend) set(fn func(tea.Msg)) { l.mu.Lock(); l.fn = fn; l.mu.Unlock() }
-
-func (l *lazySend) send(m tea.Msg) {
-	l.mu.Lock()
-	fn := l.fn
-	l.mu.Unlock()
-	if fn != nil {
-		fn(m)
-	}
-}
-
 // resumePending runs the tool calls a crash cut off before the chat goes on
 // (as 'run --session' does).
 func resumePending(ctx context.Context, s *strata.Session) error {
@@ -257,56 +216,6 @@ func readPrompt(sc *bufio.Scanner) (string, bool) {
 		return strings.TrimSpace(strings.Join(parts, "\n")), true
 	}
 	return "", false
-}
-
-// chatSlash runs text when it is a chat command (a line starting with "/"
-// other than "/exit", which the caller handles): /steer TEXT, /agent NAME,
-// /mode, /usage, or an unknown one, which is refused with the valid list
-// rather than sent to the model. Answers go to w; total is the chat's usage
-// so far (for /usage). It reports whether text was a command. Line mode and
-// the full-screen chat (withChatCommands) both use it.
-func chatSlash(ctx context.Context, w io.Writer, s *strata.Session, total *agent.Result, text string) bool {
-	if len(text) < 2 || text[0] != '/' {
-		return false
-	}
-	cmd, arg, _ := strings.Cut(text[1:], " ")
-	arg = strings.TrimSpace(arg)
-	switch cmd {
-	case "steer":
-		if arg == "" {
-			fmt.Fprintf(w, "strata: /steer TEXT: no text to steer with\n")
-			break
-		}
-		s.Steer(arg)
-		fmt.Fprintf(w, "steering: queued for the next model call\n")
-	case "agent":
-		swapCommand(ctx, w, s, arg)
-	default:
-		chatCommand(w, s, total, cmd, arg)
-	}
-	return true
-}
-
-func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg string) {
-	switch cmd {
-	case "mode":
-		m, err := approvalMode(arg)
-		if err != nil {
-			fmt.Fprintf(w, "strata: /mode: %v\n", err)
-			return
-		}
-		s.SetMode(m)
-		fmt.Fprintf(w, "approval mode: %s\n", m)
-	case "usage":
-		u := withKeepAlive(s, total.Usage)
-		fmt.Fprintf(w, "%d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d\n",
-			total.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
-		if l := keepAliveLine(s); l != "" {
-			fmt.Fprintln(w, l)
-		}
-	default:
-		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /steer TEXT, /agent NAME, /usage, /exit)\n", cmd)
-	}
 }
 
 // isTerminal reports whether r is a terminal.

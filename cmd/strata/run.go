@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -218,8 +219,8 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	out.finish()
 	if f.format == "text" && res != nil {
 		u := res.Usage
-		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · session %s]\n",
-			ws.ProviderName(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, s.ID())
+		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · %s · session %s]\n",
+			ws.ProviderName(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, costText(s.UsageReport(), ws.Model()), s.ID())
 	}
 	if ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
 		return &interruptedError{session: s.ID(), err: runErr}
@@ -299,11 +300,21 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 }
 
 // warn prints a warning on stderr and goes on (kiro reports missing
-// resources, hook scripts and MCP commands the same way).
+// resources, hook scripts and MCP commands the same way). While the
+// full-screen chat owns the terminal the warning goes into its transcript
+// instead (warnTo), so that nothing is written over the screen.
 func warn(s string) {
-	fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s)
+	if to := warnTo.Load(); to != nil {
+		(*to)("warning: " + s)
+	} else {
+		fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s)
+	}
 	logs.logWarning(s)
 }
+
+// warnTo, when set, receives the warnings (the full-screen chat's
+// transcript).
+var warnTo atomic.Pointer[func(string)]
 
 // chooseReplay sets o.Replay from --replay, or points the provider at the
 // offline demo (internal/demo, served on 127.0.0.1 for the life of the
