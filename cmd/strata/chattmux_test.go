@@ -10,7 +10,6 @@ import (
 	"testing"
 
 	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/llm/replay"
 )
 
 // replayFiles writes each reply as a raw SSE file (as an Anthropic stream)
@@ -26,15 +25,7 @@ func replayFlags(t *testing.T, replies ...[]llm.Block) string {
 				stop = llm.StopToolUse
 			}
 		}
-		r, err := replay.AnthropicStream(fmt.Sprintf("msg_%d", i), llm.Usage{Input: 1200, Output: 300}, stop, blocks...)
-		if err != nil {
-			t.Fatal(err)
-		}
-		f := filepath.Join(dir, fmt.Sprintf("r%d.sse", i))
-		if err := os.WriteFile(f, r.Body, 0o644); err != nil {
-			t.Fatal(err)
-		}
-		flags = append(flags, "--replay", f)
+		flags = append(flags, "--replay", writeStream(t, dir, fmt.Sprintf("r%d.sse", i), llm.Usage{Input: 1200, Output: 300}, stop, blocks...))
 	}
 	return strings.Join(append(flags, "--provider", "anthropic"), " ")
 }

@@ -205,6 +205,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	}
 	noteDemo(f)
 	fmt.Fprintf(os.Stderr, "strata: session %s (loop %s)\n", s.ID(), s.LoopID())
+	out.setSession(s.ID())
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
@@ -216,7 +217,13 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	} else if err != nil {
 		fmt.Fprintf(os.Stderr, "strata: %v\n", err)
 	}
+	if nt, ok := approver.(*noTerminal); ok && runErr == nil {
+		runErr = nt.err()
+	}
 	out.finish()
+	if f.format == "json" {
+		out.result(resultOf(s, res, runErr))
+	}
 	if f.format == "text" && res != nil {
 		u := res.Usage
 		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · %s · session %s]\n",
@@ -229,6 +236,21 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		return fmt.Errorf("agent stopped: max turns %d reached (continuation rounds; tool calls before the limit may have completed)", f.maxTurns)
 	}
 	return cliError(runErr)
+}
+
+// resultOf is the run's outcome for the JSON result line.
+func resultOf(s *strata.Session, res *agent.Result, err error) runResult {
+	r := runResult{SessionID: s.ID(), LoopID: s.LoopID()}
+	if res != nil {
+		r.Answer, r.StopReason, r.Usage, r.Turns = res.Message.Text(), string(res.StopReason), res.Usage, res.Turns
+	}
+	if rep := s.UsageReport(); priced(rep, s.Workspace().Model()) {
+		r.CostUSD = &rep.CostUSD
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r
 }
 
 // approvalMode parses --approve.

@@ -184,14 +184,16 @@ func TestAttackSIGKILLThenResume(t *testing.T) {
 }
 
 // Without a terminal, a call that needs approval is denied with a reason the
-// model sees and the user can act on.
+// model sees and the user can act on, and the run exits 1 naming --approve
+// (it once exited 0, so a script took the tool-less answer for success).
 func TestAskWithoutTerminalDenies(t *testing.T) {
 	ws, streams := t.TempDir(), t.TempDir()
 	call := writeStream(t, streams, "w.sse", llm.Usage{Input: 10, Output: 5}, llm.StopToolUse,
 		llm.ToolUseBlock("toolu_w", "fs_write", json.RawMessage(`{"command":"create","path":"x.txt","file_text":"hi"}`)))
 	final := writeStream(t, streams, "f.sse", llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock("ok"))
 	r := runCLI(t, ws, nil, "run", "--replay", call+","+final, "hi")
-	if r.code != 0 || !strings.Contains(r.stdout, "fs_write denied") || !strings.Contains(r.stdout, "--approve all") {
+	if r.code != 1 || !strings.Contains(r.stdout, "fs_write denied") || !strings.Contains(r.stdout, "--approve all") ||
+		!strings.Contains(r.stderr, "1 tool call(s) (fs_write) needed approval and were denied: stdin is not a terminal to ask on; pass --approve all") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {
