@@ -46,6 +46,7 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		if f.session != "" || f.continueHere {
 			m.ShowHistory(s.History(), "session "+s.ID())
 		}
+		m.SetFirst(f.first)
 		p := tea.NewProgram(m, tea.WithContext(ctx))
 		send.set(p.Send)
 		_, err := p.Run()

@@ -192,3 +192,27 @@ func TestChatScreenKeepsWarningsInsideUnderTmux(t *testing.T) {
 	}
 	p.send("/exit")
 }
+
+// 'strata "a question"' on a terminal opens the chat with that prompt
+// (docs/cli.md, "strata"); Ctrl+C cancels the running prompt and says so
+// in words (it once printed "strata: context canceled"); a second Ctrl+C
+// ends the chat with status 0.
+func TestBareStrataOpensTheChatUnderTmux(t *testing.T) {
+	ws, data := t.TempDir(), t.TempDir()
+	cmd := fmt.Sprintf("env STRATA_DATA_DIR=%s STRATA_LOG_FILE=off STRATA_CONFIG=%s ANTHROPIC_API_KEY= OPENAI_API_KEY= %s --replay-delay 300ms 'what is here?'; echo $? > %s/exit; sleep 60",
+		data, filepath.Join(data, "none.yaml"), binary, data)
+	p := startTmux(t, ws, 80, 24, cmd)
+	p.waitFor("the first prompt running", func(s string) bool {
+		return strings.Contains(s, "› what is here?") && strings.Contains(firstLine(s), "enter steers")
+	})
+	p.tmux("send-keys", "-t", "t", "C-c")
+	screen := p.waitFor("the cancel", func(s string) bool { return strings.Contains(s, "⊘ cancelled") })
+	if strings.Contains(screen, "context canceled") {
+		t.Errorf("Ctrl+C shows Go's error text:\n%s", screen)
+	}
+	p.tmux("send-keys", "-t", "t", "C-c")
+	p.waitFor("the exit status", func(string) bool {
+		b, _ := os.ReadFile(filepath.Join(data, "exit"))
+		return strings.TrimSpace(string(b)) == "0"
+	})
+}

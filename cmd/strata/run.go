@@ -36,6 +36,9 @@ type runFlags struct {
 	knobs                                      knobFlags
 	keepalive                                  *keepAliveFlag // --keepalive (chat, acp); nil = no pings (run)
 
+	// first is the chat's first prompt ('strata "a question"'), not a flag.
+	first string
+
 	// Set by chat's full-screen mode, not by flags: screen receives the
 	// loop's events and answers approvals instead of stdout and the
 	// terminal prompt.

@@ -80,3 +80,18 @@ func TestRunJSONEndsWithAResult(t *testing.T) {
 		t.Errorf("sessions show --full lacks the whole answer:\n%s", full.stdout)
 	}
 }
+
+// The bare command (docs/cli.md, "strata"): without a terminal 'strata'
+// prints its help; 'strata -p QUESTION' and 'strata "a question"' answer
+// as 'strata run' does; a single unknown word is a mistyped command.
+func TestBareStrataWithoutTerminal(t *testing.T) {
+	ws := t.TempDir()
+	if r := runCLI(t, ws, nil); r.code != 0 || !strings.Contains(r.stdout, `strata -p "a question"`) {
+		t.Errorf("bare strata: exit %d\n%s%s", r.code, r.stdout, r.stderr)
+	}
+	for _, args := range [][]string{{"-p", "what is here?"}, {"what is here?"}} {
+		if r := runCLI(t, ws, nil, args...); r.code != 0 || !strings.Contains(r.stdout, "That is what this directory holds") {
+			t.Errorf("strata %q: exit %d\n%s%s", args, r.code, r.stdout, r.stderr)
+		}
+	}
+}

@@ -35,8 +35,11 @@ type NoticeMsg struct{ Text string }
 // ClearMsg empties the transcript (the chat's /clear).
 type ClearMsg struct{}
 
-// doneMsg ends a prompt.
-type doneMsg struct{ err error }
+// doneMsg ends a prompt; cancelled: by Esc or Ctrl+C.
+type doneMsg struct {
+	err       error
+	cancelled bool
+}
 
 // ApprovalMsg asks the user to approve a tool call; the answer goes to Reply.
 type ApprovalMsg struct {
@@ -51,6 +54,7 @@ type Model struct {
 	info     func() Info
 	preview  Preview
 	complete func(prefix string) []string
+	first    string // the prompt the chat starts with (SetFirst)
 	vp       viewport.Model
 	in       textinput.Model
 	tr       transcript
@@ -117,8 +121,19 @@ func New(run RunFunc, header string) *Model {
 		never: map[string]bool{}, tr: transcript{plain: plainTerminal()}}
 }
 
-// Init implements tea.Model.
-func (m *Model) Init() tea.Cmd { return textinput.Blink }
+// SetFirst makes the chat start by running text as its first prompt
+// ("" = none), as 'strata "a question"' does.
+func (m *Model) SetFirst(text string) { m.first = text }
+
+// Init implements tea.Model: the cursor blinks and the first prompt
+// (SetFirst) starts.
+func (m *Model) Init() tea.Cmd {
+	if m.first == "" {
+		return textinput.Blink
+	}
+	m.note(kUser, m.first)
+	return tea.Batch(textinput.Blink, m.start(m.first))
+}
 
 // Transcript returns the transcript shown so far as plain text.
 func (m *Model) Transcript() string { return m.tr.plainText() }
@@ -151,7 +166,10 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		return m, m.ask(msg)
 	case doneMsg:
 		m.running, m.cancel = false, nil
-		if msg.err != nil && !m.quitting {
+		switch {
+		case msg.cancelled:
+			m.note(kNotice, "⊘ cancelled")
+		case msg.err != nil && !m.quitting:
 			m.note(kError, fmt.Sprintf("strata: %v", msg.err))
 		}
 		if len(m.next) > 0 {
@@ -329,11 +347,9 @@ func (m *Model) start(text string) tea.Cmd {
 	m.running, m.cancel = true, cancel
 	return func() tea.Msg {
 		_, err := m.run(ctx, text)
+		cancelled := ctx.Err() != nil && err != nil
 		cancel()
-		if ctx.Err() != nil && err != nil {
-			err = fmt.Errorf("cancelled")
-		}
-		return doneMsg{err: err}
+		return doneMsg{err: err, cancelled: cancelled}
 	}
 }
 
