@@ -2,6 +2,7 @@ package tui
 
 import (
 	"os"
+	"regexp"
 	"strings"
 
 	"charm.land/glamour/v2"
@@ -206,7 +207,7 @@ func (t *transcript) markdown(text string, width int) []string {
 	lines := strings.Split(out, "\n")
 	var kept []string
 	for _, l := range lines {
-		l = strings.TrimRight(l, " ")
+		l = trimStyledSpace(l)
 		if ansi.StringWidth(l) > width {
 			kept = append(kept, strings.Split(ansi.Wrap(l, width, ""), "\n")...)
 			continue
@@ -220,6 +221,20 @@ func (t *transcript) markdown(text string, width int) []string {
 		kept = kept[:len(kept)-1]
 	}
 	return kept
+}
+
+// trailingSpace is the run of spaces (styled or not) at a line's end:
+// glamour pads every line to the wrap width with styled spaces.
+var trailingSpace = regexp.MustCompile(`(?:\x1b\[[0-9;]*m| )+$`)
+
+// trimStyledSpace drops a line's trailing spaces and the styles around
+// them, ending a styled line with a reset.
+func trimStyledSpace(l string) string {
+	l = trailingSpace.ReplaceAllString(l, "")
+	if strings.Contains(l, "\x1b[") {
+		l += "\x1b[m"
+	}
+	return l
 }
 
 // hang wraps text at width columns on word boundaries (a word longer than
