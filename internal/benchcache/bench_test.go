@@ -156,7 +156,8 @@ func TestPacedCachefitTTL(t *testing.T) {
 		}
 	}
 	train := shared.Path(t, "data/trajectories/mini-swe-agent/train") // the goal is stated on all of train
-	pacings := []int{3, 10}                                           // the package stays well inside go test's 10 minutes on a loaded 2-core machine
+	// two pacings keep the package well inside go test's 10 minutes on a loaded 2-core machine
+	pacings := []int{3, 10}
 	if os.Getenv("STRATA_FULL") == "1" {
 		pacings = []int{3, 5, 10}
 	}
