@@ -23,10 +23,15 @@ func newChatCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
 		Short: "Talk to the agent: a full-screen chat on a terminal, else one prompt per stdin line",
-		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
-and results), the status bar shows the session's tokens incl. cache read/write, tool
-approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt,
-the / commands below work as in line mode, and Ctrl+C or /exit quits.
+		Long: `On a terminal, a full-screen chat (docs/chat.md): a scrollable transcript (PgUp/PgDn,
+the mouse wheel; Up/Down/Home/End when the input is empty) with the model's markdown,
+tool calls, results and diffs, printed to the terminal's scrollback when the chat ends;
+a status bar with provider, model, session, tokens incl. cache read/write, context use
+and cost in USD; tool approvals that show the command or the fs_write diff first,
+answered with y (once) / a (always) / n (no) / N (never); Esc (or Ctrl+C) cancels a
+running prompt, Ctrl+C when idle or /exit quits. -c and --session show the earlier
+conversation first. @path in a prompt attaches that file (fs_read's path rules; Tab
+completes it).
 
 Otherwise (or with --plain), read prompts from standard input, one per line (end a
 line with \ to continue it on the next), and run each as a user turn of the same
@@ -36,13 +41,7 @@ the model before the loop's next model call (one more call is made for it when t
 model was giving its final answer); a line that comes after the prompt's loop has
 ended runs as the next prompt. Lines starting with / are commands:
 
-  /mode ask|allowlist|all   change the approval mode for the next prompts
-  /agent NAME               swap to another agent of the workspace: its MCP servers
-                            replace every running one, the conversation goes on
-  /steer TEXT               queue TEXT as a steering message: it reaches the model
-                            before the next model call of the running prompt (or the next)
-  /usage                    print the tokens used so far (incl. cache read/write)
-  /exit                     end the chat (so does end of input)
+`+chatHelp+`
 
 A failed prompt (provider error, limit) is reported and the chat goes on. With no
 API key the offline demo answers every prompt (the same recorded list-and-read
