@@ -154,7 +154,7 @@ func TestFreshCloneWalkthrough(t *testing.T) {
 			w.expect(0, line, "")
 			w.project = save
 			if _, err := os.Stat(filepath.Join(w.bin, "strata")); err != nil {
-				t.Fatalf("%s installed no strata in GOBIN: %v", local, err)
+				t.Fatalf("%s installed no strata in GOBIN: %v", line, err)
 			}
 		case strings.HasPrefix(line, "cd "), strings.HasPrefix(line, "export "):
 			// Already in the project; offline, no key is set.
