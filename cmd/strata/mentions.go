@@ -53,6 +53,8 @@ func mentions(env *tool.Env, text string) (atts []llm.Block, notes []string) {
 		}
 		fi, err := os.Stat(abs)
 		switch {
+		case err != nil && !strings.ContainsAny(p, "./"):
+			continue // "@param", "@alice": a word, not a path
 		case err != nil:
 			notes = append(notes, fmt.Sprintf("@%s: not attached: %v", p, err))
 			continue
