@@ -41,7 +41,7 @@ the model before the loop's next model call (one more call is made for it when t
 model was giving its final answer); a line that comes after the prompt's loop has
 ended runs as the next prompt. Lines starting with / are commands:
 
-`+chatHelp+`
+` + chatHelp + `
 
 A failed prompt (provider error, limit) is reported and the chat goes on. With no
 API key the offline demo answers every prompt (the same recorded list-and-read
