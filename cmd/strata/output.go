@@ -125,14 +125,21 @@ func (p *printer) finish() {
 	}
 }
 
-// compactJSON renders a tool input on one line.
+// compactJSON renders a tool input on one line, without encoding/json's
+// HTML escapes ("a > b", not "a \u003e b", which a provider's JSON may
+// carry too).
 func compactJSON(raw json.RawMessage) string {
 	var v any
 	if json.Unmarshal(raw, &v) != nil {
 		return string(raw)
 	}
-	b, _ := json.Marshal(v)
-	return string(b)
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(v) != nil {
+		return string(raw)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
 }
 
 // indentResult shows a tool result's text, at most maxLines lines, prefixed
