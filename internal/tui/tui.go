@@ -32,9 +32,6 @@ type EventMsg struct{ Event event.Event }
 // transcript, so that nothing is written over the full screen.
 type NoticeMsg struct{ Text string }
 
-// ClearMsg empties the transcript (the chat's /clear).
-type ClearMsg struct{}
-
 // doneMsg ends a prompt; cancelled: by Esc or Ctrl+C.
 type doneMsg struct {
 	err       error
@@ -159,9 +156,6 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.observe(msg.Event)
 	case NoticeMsg:
 		m.note(kNotice, strings.TrimRight(msg.Text, "\n"))
-	case ClearMsg:
-		m.tr.clear()
-		m.refresh()
 	case ApprovalMsg:
 		return m, m.ask(msg)
 	case doneMsg:
