@@ -197,7 +197,7 @@ func TestACPAgentCommandSwaps(t *testing.T) {
 	if err := prompt("/agent swap nosuch"); err == nil || !strings.Contains(err.Error(), `agent \"nosuch\" not found`) && !strings.Contains(err.Error(), `agent "nosuch" not found`) {
 		t.Errorf("unknown agent: %v", err)
 	}
-	must(t, prompt("/agent beta"))
+	must(t, prompt("/agent swap beta")) // kiro's form of the swap; "/agent NAME" above
 	must(t, prompt("again"))
 	c.mu.Lock()
 	var said string

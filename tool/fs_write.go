@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -60,57 +61,92 @@ func (*FSWrite) Spec() llm.ToolSpec { return cachedSpec("fs_write", fsWriteDescr
 // changes exactly the replaced bytes. An existing file keeps its mode; new
 // files get 0644. Edits of files that look binary are refused.
 func (t *FSWrite) Run(ctx context.Context, env *Env, input json.RawMessage) (Result, error) {
-	var in fsWriteInput
-	if err := json.Unmarshal(input, &in); err != nil {
-		return Result{}, fmt.Errorf("fs_write: input: %w", err)
+	e, err := t.plan(ctx, env, input)
+	if err != nil {
+		return Result{}, err
+	}
+	if err := ctx.Err(); err != nil {
+		return Result{}, fmt.Errorf("fs_write %s: not written: %w", e.in.Command, err)
+	}
+	if e.in.Command == "create" {
+		if err := os.MkdirAll(filepath.Dir(e.abs), 0o755); err != nil {
+			return Result{}, fmt.Errorf("fs_write create: %w", err)
+		}
+	}
+	if err := writeFile(ctx, env, e.abs, e.updated, e.mode); err != nil {
+		return Result{}, fmt.Errorf("fs_write %s: %w", e.in.Command, err)
+	}
+	return TextResult(fmt.Sprintf("%s %s\n\n%s", e.summary, e.rel, e.diff(t))), nil
+}
+
+// Preview returns what Run would write for input, without writing: the
+// unified diff its result would carry (whole, not capped), read through
+// env's path rules. The error is the one Run would return.
+func (t *FSWrite) Preview(ctx context.Context, env *Env, input json.RawMessage) (string, error) {
+	e, err := t.plan(ctx, env, input)
+	if err != nil {
+		return "", err
+	}
+	whole := FSWrite{MaxDiffBytes: math.MaxInt}
+	return e.diff(&whole), nil
+}
+
+// edit is one planned fs_write: the file, its content before and after.
+type edit struct {
+	in           fsWriteInput
+	abs, rel     string
+	old, updated string
+	summary      string
+	mode         fs.FileMode
+	existed      bool
+}
+
+// diff is the edit's unified diff (or why there is none).
+func (e edit) diff(t *FSWrite) string {
+	d, err := t.diff(e.rel, e.old, e.updated, e.existed)
+	if err != nil {
+		return fmt.Sprintf("(diff unavailable: %v)", err)
+	}
+	return d
+}
+
+// plan resolves and reads the file of input and computes its new content.
+func (t *FSWrite) plan(ctx context.Context, env *Env, input json.RawMessage) (edit, error) {
+	var e edit
+	in := &e.in
+	if err := json.Unmarshal(input, in); err != nil {
+		return e, fmt.Errorf("fs_write: input: %w", err)
 	}
 	if in.Path == "" {
-		return Result{}, errors.New("fs_write: path is required")
+		return e, errors.New("fs_write: path is required")
 	}
-	abs, err := ResolvePath(env, in.Path, AccessWrite)
-	if err != nil {
-		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
+	var err error
+	if e.abs, err = ResolvePath(env, in.Path, AccessWrite); err != nil {
+		return e, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}
-	old, mode, existed, err := readForWrite(ctx, env, abs, in.Path)
-	if err != nil {
-		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
+	if e.old, e.mode, e.existed, err = readForWrite(ctx, env, e.abs, in.Path); err != nil {
+		return e, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}
-	if existed && in.Command != "create" && isBinary([]byte(old)) {
-		return Result{}, fmt.Errorf("fs_write %s: %q looks like a binary file; only text files can be edited", in.Command, in.Path)
+	if e.existed && in.Command != "create" && isBinary([]byte(e.old)) {
+		return e, fmt.Errorf("fs_write %s: %q looks like a binary file; only text files can be edited", in.Command, in.Path)
 	}
-	var updated, summary string
 	switch in.Command {
 	case "create":
-		updated, summary, err = create(in, existed)
+		e.updated, e.summary, err = create(*in, e.existed)
 	case "str_replace":
-		updated, summary, err = strReplace(in, old, existed)
+		e.updated, e.summary, err = strReplace(*in, e.old, e.existed)
 	case "insert":
-		updated, summary, err = insert(in, old, existed)
+		e.updated, e.summary, err = insert(*in, e.old, e.existed)
 	case "append":
-		updated, summary, err = appendText(in, old, existed)
+		e.updated, e.summary, err = appendText(*in, e.old, e.existed)
 	default:
 		err = fmt.Errorf("unknown command %q (want create, str_replace, insert or append)", in.Command)
 	}
 	if err != nil {
-		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
+		return e, fmt.Errorf("fs_write %s: %w", in.Command, err)
 	}
-	if err := ctx.Err(); err != nil {
-		return Result{}, fmt.Errorf("fs_write %s: not written: %w", in.Command, err)
-	}
-	if in.Command == "create" {
-		if err := os.MkdirAll(filepath.Dir(abs), 0o755); err != nil {
-			return Result{}, fmt.Errorf("fs_write create: %w", err)
-		}
-	}
-	if err := writeFile(ctx, env, abs, updated, mode); err != nil {
-		return Result{}, fmt.Errorf("fs_write %s: %w", in.Command, err)
-	}
-	rel := displayPath(env, abs)
-	diff, err := t.diff(rel, old, updated, existed)
-	if err != nil {
-		diff = fmt.Sprintf("(diff unavailable: %v)", err)
-	}
-	return TextResult(fmt.Sprintf("%s %s\n\n%s", summary, rel, diff)), nil
+	e.rel = displayPath(env, e.abs)
+	return e, nil
 }
 
 // readForWrite returns the current content and mode of abs, or "" and 0644

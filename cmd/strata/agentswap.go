@@ -10,9 +10,7 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/tui"
-	"github.com/strata-agent/strata/llm"
 )
 
 // swapCommand runs the chat's /agent NAME: the session swaps to the agent
@@ -22,6 +20,11 @@ import (
 func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name string) {
 	name = strata.AgentSwapName(name) // "/agent swap NAME" too, as kiro-cli
 	ws := s.Workspace()
+	if n, ok := strings.CutPrefix(name, "swap "); ok { // kiro's "/agent swap NAME"
+		name = strings.TrimSpace(n)
+	} else if name == "swap" || name == "list" {
+		name = ""
+	}
 	if name == "" {
 		var names []string
 		for _, a := range strata.FindAgents(ws.Dir()) {
@@ -48,11 +51,12 @@ func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name strin
 // prompt goes to run, and its usage counts for /usage. The returned
 // function runs one prompt at a time (the screen waits for each).
 func withChatCommands(s *strata.Session, say func(string), run tui.RunFunc) tui.RunFunc {
-	total := &agent.Result{}
+	st := &chatState{mode: s.Workspace().Mode()}
+	total := &st.total
 	return func(ctx context.Context, text string) (*agent.Result, error) {
 		var b strings.Builder
-		if chatSlash(ctx, &b, s, total, strings.TrimSpace(text)) {
-			say(b.String())
+		if chatSlash(ctx, &b, s, st, strings.TrimSpace(text)) {
+			say(strings.TrimRight(b.String(), "\n"))
 			return &agent.Result{}, nil
 		}
 		res, err := run(ctx, text)
@@ -64,10 +68,8 @@ func withChatCommands(s *strata.Session, say func(string), run tui.RunFunc) tui.
 	}
 }
 
-// transcriptSay writes text into the full-screen chat's transcript (as a
-// text delta event).
+// transcriptSay writes text into the full-screen chat's transcript (a
+// tui.NoticeMsg).
 func transcriptSay(send func(tea.Msg)) func(string) {
-	return func(text string) {
-		send(tui.EventMsg{Event: event.Event{Kind: event.MessageUpdate, Delta: &llm.Delta{Type: llm.DeltaText, Text: text}}})
-	}
+	return func(text string) { send(tui.NoticeMsg{Text: text}) }
 }

@@ -25,7 +25,7 @@ func terminalApprover() agent.Approver {
 	if isTerminal(os.Stdin) { // a terminal, not /dev/null
 		return &termApprover{in: bufio.NewReader(os.Stdin)}
 	}
-	return noTerminal{}
+	return &noTerminal{}
 }
 
 func (t *termApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
@@ -51,13 +51,38 @@ func (t *termApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (ag
 	}
 }
 
-type noTerminal struct{}
+// noTerminal rejects every call that needs approval (stdin is no
+// terminal to ask on) and remembers them: the run then fails (err), so a
+// script sees a non-zero exit instead of an answer made without the tools.
+type noTerminal struct {
+	mu     sync.Mutex
+	denied []string // tool names, in order
+}
 
-func (noTerminal) Approve(_ context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
-	how := "allow it in the agent's allowedTools"
-	if r.Call.Name == "execute_bash" {
-		how = "allow the command in the agent's toolsSettings.execute_bash.allowedCommands"
-	}
+func (n *noTerminal) Approve(_ context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
+	n.mu.Lock()
+	n.denied = append(n.denied, r.Call.Name)
+	n.mu.Unlock()
 	return agent.RejectOnce, fmt.Errorf("tool %s needs approval but stdin is not a terminal to ask on: "+
-		"pass --approve all, or %s", r.Call.Name, how)
+		"pass --approve all, or %s", r.Call.Name, allowHow(r.Call.Name))
+}
+
+// allowHow says how to let tool run without asking.
+func allowHow(tool string) string {
+	if tool == "execute_bash" {
+		return "allow the command in the agent's toolsSettings.execute_bash.allowedCommands"
+	}
+	return "allow it in the agent's allowedTools"
+}
+
+// err is the run's error when calls were denied for lack of a terminal.
+func (n *noTerminal) err() error {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	if len(n.denied) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%d tool call(s) (%s) needed approval and were denied: stdin is not a terminal to ask on; "+
+		"pass --approve all (or --approve allowlist with the tools in the agent's allowedTools) to let them run",
+		len(n.denied), strings.Join(n.denied, ", "))
 }

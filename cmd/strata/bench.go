@@ -93,7 +93,7 @@ func newBenchAssembleCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			res, err := benchcache.TimeAssemble(sessions, layouts, rounds, progressBar(os.Stderr, "timing"))
+			res, err := benchcache.TimeAssemble(sessions, layouts, rounds, progressBar(os.Stderr, "timing", nil))
 			if err != nil {
 				return err
 			}
@@ -230,6 +230,7 @@ func benchCache(stdout, stderr io.Writer, o benchCacheOptions) error {
 		}
 	}
 	var reps []*benchcache.Report
+	overall := &benchProgress{start: time.Now(), steps: len(scenarios) * len(providers)}
 	for _, sc := range scenarios {
 		sessions, err := loadBenchSessions(o.dir, sc, d)
 		if err != nil {
@@ -238,7 +239,8 @@ func benchCache(stdout, stderr io.Writer, o benchCacheOptions) error {
 		for _, provider := range providers {
 			t0 := time.Now()
 			rep, err := benchcache.Run(sessions, sc, benchcache.Options{Provider: provider, Model: o.model, Layouts: layouts,
-				Derivation: d, ReadStep: o.readStep, Progress: progressBar(stderr, fmt.Sprintf("pricing %s/%s", sc, provider))})
+				Derivation: d, ReadStep: o.readStep, Progress: progressBar(stderr, fmt.Sprintf("[%d/%d] pricing %s/%s", overall.step+1, overall.steps, sc, provider), overall)})
+			overall.step++
 			if err != nil {
 				if strings.Contains(err.Error(), "unknown provider") || strings.Contains(err.Error(), "no price") || strings.Contains(err.Error(), "layout") && !strings.Contains(err.Error(), "call") {
 					return usageError{err}
@@ -383,9 +385,33 @@ func checkWritable(path string) error {
 	return os.Remove(name)
 }
 
+// benchProgress is a bench run's position over all its steps (scenario ×
+// provider): the share done and an estimate of the time left, from the
+// time taken so far (the steps price the same trajectories, so they take
+// about as long as each other).
+type benchProgress struct {
+	start       time.Time
+	step, steps int // steps done, steps in all
+}
+
+// overall returns the run's progress when the current step has done of
+// total trajectories: " · overall 37% · ~2m10s left" ("" for nil).
+func (b *benchProgress) overall(done, total int) string {
+	if b == nil || b.steps == 0 || total == 0 {
+		return ""
+	}
+	f := (float64(b.step) + float64(done)/float64(total)) / float64(b.steps)
+	left := "…"
+	if f > 0 {
+		left = "~" + (time.Duration(float64(time.Since(b.start)) / f * (1 - f))).Round(time.Second).String()
+	}
+	return fmt.Sprintf(" · overall %d%% · %s left", int(f*100), left)
+}
+
 // progressBar returns a progress callback drawing a bar on w when w is a
-// terminal, and printing a line every 10% otherwise.
-func progressBar(w io.Writer, label string) func(done, total int) {
+// terminal, and printing a line every 10% otherwise; with a benchProgress
+// each line also gives the run's overall position and time left.
+func progressBar(w io.Writer, label string, all *benchProgress) func(done, total int) {
 	tty := false
 	if f, ok := w.(*os.File); ok {
 		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
@@ -397,7 +423,7 @@ func progressBar(w io.Writer, label string) func(done, total int) {
 		pct := 100 * done / total
 		if tty {
 			n := 30 * done / total
-			fmt.Fprintf(w, "\r%s [%s%s] %d/%d", label, strings.Repeat("█", n), strings.Repeat("·", 30-n), done, total)
+			fmt.Fprintf(w, "\r%s [%s%s] %d/%d%s\x1b[K", label, strings.Repeat("█", n), strings.Repeat("·", 30-n), done, total, all.overall(done, total))
 			if done == total {
 				fmt.Fprintln(w)
 			}
@@ -405,7 +431,7 @@ func progressBar(w io.Writer, label string) func(done, total int) {
 		}
 		if pct/10 != last/10 || done == total {
 			last = pct
-			fmt.Fprintf(w, "%s: %d/%d (%d%%)\n", label, done, total, pct)
+			fmt.Fprintf(w, "%s: %d/%d (%d%%)%s\n", label, done, total, pct, all.overall(done, total))
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/strata-agent/strata/internal/shared"
 )
@@ -216,5 +217,18 @@ func TestBenchAssembleJSON(t *testing.T) {
 	}
 	if strings.Join(names, ",") != "flat,kiro,panels,tiered,cachefit" {
 		t.Errorf("layouts %v", names)
+	}
+}
+
+// Bench progress gives the run's overall position and the time left, not
+// only the current step's (the issue: a 22-minute bench said "12/60" per
+// step with no idea of the whole): step 2 of 4 half done after 30 s is 37 %
+// of the run, with 50 s left.
+func TestBenchProgressGivesOverallPosition(t *testing.T) {
+	var b strings.Builder
+	all := &benchProgress{start: time.Now().Add(-30 * time.Second), step: 1, steps: 4}
+	progressBar(&b, "[2/4] pricing append/openai", all)(5, 10)
+	if got := b.String(); got != "[2/4] pricing append/openai: 5/10 (50%) · overall 37% · ~50s left\n" {
+		t.Errorf("progress line %q", got)
 	}
 }

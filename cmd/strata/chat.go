@@ -3,20 +3,16 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
 	"fmt"
 	"io"
 	"os"
 	"strings"
-	"sync"
 
-	tea "charm.land/bubbletea/v2"
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/internal/tui"
 )
 
 func init() { register(newChatCmd) }
@@ -27,10 +23,15 @@ func newChatCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
 		Short: "Talk to the agent: a full-screen chat on a terminal, else one prompt per stdin line",
-		Long: `On a terminal, a full-screen chat: the transcript streams the loop (text, tool calls
-and results), the status bar shows the session's tokens incl. cache read/write, tool
-approvals are answered with y / a / n, Esc (or Ctrl+C) cancels a running prompt,
-the / commands below work as in line mode, and Ctrl+C or /exit quits.
+		Long: `On a terminal, a full-screen chat (docs/chat.md): a scrollable transcript (PgUp/PgDn,
+the mouse wheel; Up/Down/Home/End when the input is empty) with the model's markdown,
+tool calls, results and diffs, printed to the terminal's scrollback when the chat ends;
+a status bar with provider, model, session, tokens incl. cache read/write, context use
+and cost in USD; tool approvals that show the command or the fs_write diff first,
+answered with y (once) / a (always) / n (no) / N (never); Esc (or Ctrl+C) cancels a
+running prompt, Ctrl+C when idle or /exit quits. -c and --session show the earlier
+conversation first. @path in a prompt attaches that file (fs_read's path rules; Tab
+completes it).
 
 Otherwise (or with --plain), read prompts from standard input, one per line (end a
 line with \ to continue it on the next), and run each as a user turn of the same
@@ -40,13 +41,7 @@ the model before the loop's next model call (one more call is made for it when t
 model was giving its final answer); a line that comes after the prompt's loop has
 ended runs as the next prompt. Lines starting with / are commands:
 
-  /mode ask|allowlist|all   change the approval mode for the next prompts
-  /agent NAME               swap to another agent of the workspace: its MCP servers
-                            replace every running one, the conversation goes on
-  /steer TEXT               queue TEXT as a steering message: it reaches the model
-                            before the next model call of the running prompt (or the next)
-  /usage                    print the tokens used so far (incl. cache read/write)
-  /exit                     end the chat (so does end of input)
+` + chatHelp + `
 
 A failed prompt (provider error, limit) is reported and the chat goes on. With no
 API key the offline demo answers every prompt (the same recorded list-and-read
@@ -76,7 +71,7 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		res, err := plainChat(ctx, s, in, msg, interactive)
+		res, err := plainChat(ctx, s, in, msg, interactive, agent.Mode(f.approve))
 		if res != nil {
 			res.Usage = withKeepAlive(s, res.Usage)
 		}
@@ -92,8 +87,9 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 // ended runs as the next prompt), and so is "/steer TEXT" anywhere; other
 // lines wait for the running prompt to end. "/steer TEXT" while no prompt
 // runs is queued for the next prompt's first model call.
-func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool) (*agent.Result, error) {
-	total := &agent.Result{}
+func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode) (*agent.Result, error) {
+	st := &chatState{mode: mode}
+	total := &st.total
 	lines := make(chan string)
 	var readErr error
 	go func() {
@@ -150,13 +146,16 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 		if text == "" {
 			continue
 		}
-		if chatSlash(ctx, msg, s, total, text) {
+		if chatSlash(ctx, msg, s, st, text) {
 			continue
 		}
 		done := make(chan struct{})
 		var res *agent.Result
 		var err error
-		go func() { res, err = s.Prompt(ctx, text); close(done) }()
+		go func() {
+			res, err = promptWithMentions(ctx, s, func(n string) { fmt.Fprintln(msg, n) }, text)
+			close(done)
+		}()
 		for running := true; running; {
 			select {
 			case <-done:
@@ -188,47 +187,6 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 	}
 }
 
-// chatScreen runs the full-screen chat (internal/tui) on the loop.
-func chatScreen(ctx context.Context, f runFlags) error {
-	var send lazySend
-	f.screen = &screenHooks{observe: tui.Observer(send.send), approver: tui.Approver{Send: send.send}}
-	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
-		if err := resumePending(ctx, s); err != nil {
-			return nil, err
-		}
-		logs.fileOnly() // --verbose lines would tear the screen; they stay in the log file
-		header := fmt.Sprintf("layout %s · session %.8s", f.layout, s.ID())
-		m := tui.New(withChatCommands(s, transcriptSay(send.send), func(ctx context.Context, text string) (*agent.Result, error) { return s.Prompt(ctx, text) }), header)
-		m.SetSteer(s.SteerRunning)
-		p := tea.NewProgram(m, tea.WithContext(ctx))
-		send.set(p.Send)
-		_, err := p.Run()
-		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-			err = nil // interrupted from outside: end like /exit
-		}
-		u, calls := m.Usage()
-		return &agent.Result{Usage: u, Turns: calls}, err
-	})
-}
-
-// lazySend forwards to a program's Send once the program exists; messages
-// before that (there are none in practice) are dropped.
-type lazySend struct {
-	mu sync.Mutex
-	fn func(tea.Msg)
-}
-
-func (l *lazySend) set(fn func(tea.Msg)) { l.mu.Lock(); l.fn = fn; l.mu.Unlock() }
-
-func (l *lazySend) send(m tea.Msg) {
-	l.mu.Lock()
-	fn := l.fn
-	l.mu.Unlock()
-	if fn != nil {
-		fn(m)
-	}
-}
-
 // resumePending runs the tool calls a crash cut off before the chat goes on
 // (as 'run --session' does).
 func resumePending(ctx context.Context, s *strata.Session) error {
@@ -257,56 +215,6 @@ func readPrompt(sc *bufio.Scanner) (string, bool) {
 		return strings.TrimSpace(strings.Join(parts, "\n")), true
 	}
 	return "", false
-}
-
-// chatSlash runs text when it is a chat command (a line starting with "/"
-// other than "/exit", which the caller handles): /steer TEXT, /agent NAME,
-// /mode, /usage, or an unknown one, which is refused with the valid list
-// rather than sent to the model. Answers go to w; total is the chat's usage
-// so far (for /usage). It reports whether text was a command. Line mode and
-// the full-screen chat (withChatCommands) both use it.
-func chatSlash(ctx context.Context, w io.Writer, s *strata.Session, total *agent.Result, text string) bool {
-	if len(text) < 2 || text[0] != '/' {
-		return false
-	}
-	cmd, arg, _ := strings.Cut(text[1:], " ")
-	arg = strings.TrimSpace(arg)
-	switch cmd {
-	case "steer":
-		if arg == "" {
-			fmt.Fprintf(w, "strata: /steer TEXT: no text to steer with\n")
-			break
-		}
-		s.Steer(arg)
-		fmt.Fprintf(w, "steering: queued for the next model call\n")
-	case "agent":
-		swapCommand(ctx, w, s, arg)
-	default:
-		chatCommand(w, s, total, cmd, arg)
-	}
-	return true
-}
-
-func chatCommand(w io.Writer, s *strata.Session, total *agent.Result, cmd, arg string) {
-	switch cmd {
-	case "mode":
-		m, err := approvalMode(arg)
-		if err != nil {
-			fmt.Fprintf(w, "strata: /mode: %v\n", err)
-			return
-		}
-		s.SetMode(m)
-		fmt.Fprintf(w, "approval mode: %s\n", m)
-	case "usage":
-		u := withKeepAlive(s, total.Usage)
-		fmt.Fprintf(w, "%d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d\n",
-			total.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite)
-		if l := keepAliveLine(s); l != "" {
-			fmt.Fprintln(w, l)
-		}
-	default:
-		fmt.Fprintf(w, "strata: unknown command /%s (valid: /mode ask|allowlist|all, /steer TEXT, /agent NAME, /usage, /exit)\n", cmd)
-	}
 }
 
 // isTerminal reports whether r is a terminal.

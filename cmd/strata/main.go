@@ -10,7 +10,6 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
@@ -74,6 +73,11 @@ func newRoot() *cobra.Command {
 		Long: `strata assembles every model request from explicit layers (system text, tools,
 context, history), runs the agent loop around it, and shows exactly what it sends.
 
+  strata                      the chat (on a terminal; else this help)
+  strata "a question"         the chat, starting with that prompt (on a terminal;
+                              else as 'strata run')
+  strata -p "a question"      answer and exit, as 'strata run' (all its flags apply)
+
 Without an API key, 'strata run' plays a recorded demo session offline.
 
 Settings come from flags, then STRATA_* variables, then the config file
@@ -91,6 +95,7 @@ shows which apply and where each came from. Every command logs to a file
 	})
 	addLogFlags(root)
 	root.PersistentPreRunE = preRun
+	rootPrompt(root)
 	for _, c := range commands {
 		root.AddCommand(c())
 	}
@@ -109,13 +114,7 @@ func usageErrors(c *cobra.Command) {
 			if len(args) == 0 {
 				return pflag.ErrHelp // cobra prints the help; exit 0
 			}
-			hint := ""
-			c.SuggestionsMinimumDistance = 2
-			if s := c.SuggestionsFor(args[0]); len(s) > 0 {
-				hint = fmt.Sprintf("did you mean %q? ", s[0])
-			}
-			return usageError{fmt.Errorf("unknown command %q for %q (%svalid: %s; see '%s --help')",
-				args[0], c.CommandPath(), hint, strings.Join(subcommandNames(c), ", "), c.CommandPath())}
+			return unknownCommand(c, args[0])
 		}
 	}
 	if check := c.Args; check != nil {

@@ -7,6 +7,7 @@ import (
 	"os"
 	"os/signal"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -37,6 +38,9 @@ type runFlags struct {
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
 	keepalive                                  *keepAliveFlag // --keepalive (chat, acp); nil = no pings (run)
+
+	// first is the chat's first prompt ('strata "a question"'), not a flag.
+	first string
 
 	// Set by chat's full-screen mode, not by flags: screen receives the
 	// loop's events and answers approvals instead of stdout and the
@@ -214,6 +218,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	}
 	noteDemo(f)
 	fmt.Fprintf(os.Stderr, "strata: session %s (loop %s)\n", s.ID(), s.LoopID())
+	out.setSession(s.ID())
 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
@@ -225,11 +230,17 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	} else if err != nil {
 		fmt.Fprintf(os.Stderr, "strata: %v\n", err)
 	}
+	if nt, ok := approver.(*noTerminal); ok && runErr == nil {
+		runErr = nt.err()
+	}
 	out.finish()
+	if f.format == "json" {
+		out.result(resultOf(s, res, runErr))
+	}
 	if f.format == "text" && res != nil {
 		u := res.Usage
-		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · session %s]\n",
-			ws.ProviderName(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, s.ID())
+		fmt.Fprintf(os.Stderr, "[%s · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · %s · session %s]\n",
+			ws.ProviderName(), res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, costText(s.UsageReport(), ws.Model()), s.ID())
 	}
 	if ctx.Err() != nil && errors.Is(runErr, context.Canceled) {
 		return &interruptedError{session: s.ID(), err: runErr}
@@ -242,6 +253,21 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		return fmt.Errorf("agent stopped: max turns %d reached (continuation rounds; tool calls before the limit may have completed)", n)
 	}
 	return cliError(runErr)
+}
+
+// resultOf is the run's outcome for the JSON result line.
+func resultOf(s *strata.Session, res *agent.Result, err error) runResult {
+	r := runResult{SessionID: s.ID(), LoopID: s.LoopID()}
+	if res != nil {
+		r.Answer, r.StopReason, r.Usage, r.Turns = res.Message.Text(), string(res.StopReason), res.Usage, res.Turns
+	}
+	if rep := s.UsageReport(); priced(rep, s.Workspace().Model()) {
+		r.CostUSD = &rep.CostUSD
+	}
+	if err != nil {
+		r.Error = err.Error()
+	}
+	return r
 }
 
 // approvalMode parses --approve.
@@ -316,11 +342,21 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 }
 
 // warn prints a warning on stderr and goes on (kiro reports missing
-// resources, hook scripts and MCP commands the same way).
+// resources, hook scripts and MCP commands the same way). While the
+// full-screen chat owns the terminal the warning goes into its transcript
+// instead (warnTo), so that nothing is written over the screen.
 func warn(s string) {
-	fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s)
+	if to := warnTo.Load(); to != nil {
+		(*to)("warning: " + s)
+	} else {
+		fmt.Fprintf(os.Stderr, "strata: warning: %s\n", s)
+	}
 	logs.logWarning(s)
 }
+
+// warnTo, when set, receives the warnings (the full-screen chat's
+// transcript).
+var warnTo atomic.Pointer[func(string)]
 
 // chooseReplay sets o.Replay from --replay, or points the provider at the
 // offline demo (internal/demo, served on 127.0.0.1 for the life of the

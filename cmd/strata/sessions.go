@@ -3,6 +3,7 @@ package main
 import (
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -52,19 +53,31 @@ read/write tokens) and messages, one transaction per completed step.`,
 		},
 	}
 	lf.add(list)
+	var showFormat string
+	var full bool
 	show := &cobra.Command{
 		Use:   "show ID",
 		Short: "Show a session's loops, turns (usage and cache figures) and messages",
-		Args:  cobra.ExactArgs(1),
+		Long: `Show a session's loops, turns (usage and cache figures) and messages. Text
+output shows each content block on one line, cut at 80 characters; --full
+shows each block's whole text under its line. --format json prints the whole
+stored session as one JSON object (loops, turns, messages with every
+content block in full, keep-alive pings).`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
+			if showFormat != "text" && showFormat != "json" {
+				return usagef("unknown --format %q (valid: text, json)", showFormat)
+			}
 			st, err := openStore(db)
 			if err != nil {
 				return err
 			}
 			defer st.Close()
-			return showSession(cmd.Context(), os.Stdout, st, args[0])
+			return showSession(cmd.Context(), os.Stdout, st, args[0], showFormat, full)
 		},
 	}
+	show.Flags().StringVar(&showFormat, "format", "text", "output: text or json (the whole session, messages in full)")
+	show.Flags().BoolVar(&full, "full", false, "text output: each content block's whole text, not its first 80 characters")
 	cmd.AddCommand(list, show, newResumeCmd(&db), newBranchCmd(&db))
 	return cmd
 }
@@ -192,7 +205,7 @@ func listSessions(ctx context.Context, w io.Writer, st session.Store, opts sessi
 	return tw.Flush()
 }
 
-func showSession(ctx context.Context, w io.Writer, st session.Store, id string) error {
+func showSession(ctx context.Context, w io.Writer, st session.Store, id, format string, full bool) error {
 	d, err := st.LoadSession(ctx, id)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
@@ -201,6 +214,12 @@ func showSession(ctx context.Context, w io.Writer, st session.Store, id string) 
 		return usagef("session %q: %v: give more of the id (see 'strata sessions list')", id, session.ErrAmbiguous)
 	case err != nil:
 		return err
+	}
+	if format == "json" {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		enc.SetIndent("", "  ")
+		return enc.Encode(d)
 	}
 	fmt.Fprintf(w, "session %s  %q\ncreated %s · cwd %s · provider %s · model %s · layout %s\n\n", d.ID, d.Title,
 		d.CreatedAt.Local().Format(time.DateTime), d.Cwd, d.Provider, d.Model, d.Layout)
@@ -242,7 +261,12 @@ func showSession(ctx context.Context, w io.Writer, st session.Store, id string) 
 	fmt.Fprintln(w)
 	for _, m := range d.Messages {
 		for _, b := range m.Content {
-			fmt.Fprintf(w, "%s #%d.%d turn %d %-12s %-11s %s\n", m.LoopID, m.Seq, m.Part, m.TurnIndex, m.Kind, b.Type, clip(blockText(b), 80))
+			if !full {
+				fmt.Fprintf(w, "%s #%d.%d turn %d %-12s %-11s %s\n", m.LoopID, m.Seq, m.Part, m.TurnIndex, m.Kind, b.Type, clip(blockText(b), 80))
+				continue
+			}
+			fmt.Fprintf(w, "%s #%d.%d turn %d %-12s %s\n", m.LoopID, m.Seq, m.Part, m.TurnIndex, m.Kind, b.Type)
+			fmt.Fprintf(w, "    %s\n", strings.ReplaceAll(strings.TrimRight(fullText(b), "\n"), "\n", "\n    "))
 		}
 	}
 	return nil
@@ -298,6 +322,19 @@ func blockText(b llm.Block) string {
 		return b.ID + ": " + b.Content[0].Text
 	}
 	return b.Text
+}
+
+// fullText is a block's whole text: a tool call's name and input, every
+// text of a tool result, else its text.
+func fullText(b llm.Block) string {
+	if b.Type != llm.BlockToolResult {
+		return blockText(b)
+	}
+	parts := []string{b.ID + ":"}
+	for _, c := range b.Content {
+		parts = append(parts, c.Text)
+	}
+	return strings.Join(parts, "\n")
 }
 
 func clip(s string, n int) string {

@@ -195,14 +195,21 @@ func attackSIGKILLThenResume(t *testing.T, env []string) {
 }
 
 // Without a terminal, a call that needs approval is denied with a reason the
-// model sees and the user can act on.
+// model sees and the user can act on, and the run exits 1 naming --approve
+// (it once exited 0, so a script took the tool-less answer for success).
 func TestAskWithoutTerminalDenies(t *testing.T) {
 	ws, streams := t.TempDir(), t.TempDir()
 	call := writeStream(t, streams, "w.sse", llm.Usage{Input: 10, Output: 5}, llm.StopToolUse,
-		llm.ToolUseBlock("toolu_w", "fs_write", json.RawMessage(`{"command":"create","path":"x.txt","file_text":"hi"}`)))
+		llm.ToolUseBlock("toolu_w", "fs_write", json.RawMessage(`{"command":"create","path":"x.txt","file_text":"a > b \u0026\u0026 c"}`)))
 	final := writeStream(t, streams, "f.sse", llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock("ok"))
 	r := runCLI(t, ws, nil, "run", "--replay", call+","+final, "hi")
-	if r.code != 0 || !strings.Contains(r.stdout, "fs_write denied") || !strings.Contains(r.stdout, "--approve all") {
+	// Allowed, the call is shown as the model meant it, without JSON's
+	// HTML escapes (the issue saw "echo hello \u003e x \u0026\u0026 ls").
+	if all := runCLI(t, t.TempDir(), nil, "run", "--approve", "all", "--replay", call+","+final, "hi"); !strings.Contains(all.stdout, `"file_text":"a > b && c"`) {
+		t.Errorf("the tool call is shown escaped:\n%s", all.stdout)
+	}
+	if r.code != 1 || !strings.Contains(r.stdout, "fs_write denied") || !strings.Contains(r.stdout, "--approve all") ||
+		!strings.Contains(r.stderr, "1 tool call(s) (fs_write) needed approval and were denied: stdin is not a terminal to ask on; pass --approve all") {
 		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(ws, "x.txt")); err == nil {

@@ -338,7 +338,8 @@ func hasSettingFlag(c *cobra.Command) bool {
 }
 
 // commandsWithFlag lists the runnable commands under root (paths without
-// "strata ", 'config' left out) that have flag.
+// "strata ", 'config' left out; the bare command, which opens the chat or
+// runs a prompt, is "strata") that have flag.
 func commandsWithFlag(root *cobra.Command, flag string) []string {
 	var out []string
 	var walk func(*cobra.Command)

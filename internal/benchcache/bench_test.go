@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"math"
+	"os"
 	"reflect"
 	"strings"
 	"testing"
@@ -130,9 +131,10 @@ func checkCell(t *testing.T, name string, rep *Report, limit, tie float64) {
 // Paced sessions: without pauses the paced scenario prices exactly as
 // append and nothing pings; with pauses the runtime pings for cachefit (and
 // for no peer), the pings are priced, and the goal holds on all 60
-// train sessions: cachefit ≤ 1.02× the oracle at a pause every 3, 5 and 10
-// calls (the densest pacings, where it is hardest; 20 and 40 are in
-// docs/bench.md and in the cross-validation's sweep), and ≥ 20 % cheaper
+// train sessions: cachefit ≤ 1.02× the oracle at a pause every 3 and 10
+// calls (the densest pacing, where it is hardest, and the one of the 20 %
+// claim; STRATA_FULL=1 adds 5; 20 and 40 are in docs/bench.md and in the
+// cross-validation's sweep), and ≥ 20 % cheaper
 // than every other layout at every 10 (on short subsets the first pause
 // weighs more). Pauses only raise the oracle (cachesim's pause bound), never
 // lower it.
@@ -154,7 +156,12 @@ func TestPacedCachefitTTL(t *testing.T) {
 		}
 	}
 	train := shared.Path(t, "data/trajectories/mini-swe-agent/train") // the goal is stated on all of train
-	for _, every := range []int{3, 5, 10} {
+	// two pacings keep the package well inside go test's 10 minutes on a loaded 2-core machine
+	pacings := []int{3, 10}
+	if os.Getenv("STRATA_FULL") == "1" {
+		pacings = []int{3, 5, 10}
+	}
+	for _, every := range pacings {
 		paced, err := LoadDirWith(train, Paced, Derivation{Pacing: Pacing{Every: every, Length: DefaultPauseLength}}, nil)
 		if err != nil {
 			t.Fatal(err)

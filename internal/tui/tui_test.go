@@ -76,7 +76,7 @@ func TestScreenDrivesTheLoop(t *testing.T) {
 		}
 	}
 	tr := m.Transcript()
-	for _, want := range []string{"› which Go files are here?", `? allow glob {"pattern":"*.go"}`, "→ allow_once", "⏺ glob", "  main.go", "One Go file: main.go."} {
+	for _, want := range []string{"› which Go files are here?", "? glob wants to run with:\n{\n  \"pattern\": \"*.go\"\n}", "→ allowed once", "⏺ glob", "  main.go", "One Go file: main.go."} {
 		if !strings.Contains(tr, want) {
 			t.Errorf("transcript lacks %q:\n%s", want, tr)
 		}
@@ -173,7 +173,7 @@ func TestPastedBlocksReachTheLoopInFull(t *testing.T) {
 	m.Update(tea.PasteMsg{Content: " small "})
 	m.Update(tea.PasteMsg{Content: second})
 	shown := m.in.Value()
-	if shown != "a[Pasted text #1: 4 lines, 31 bytes] small [Pasted text #2: 1 lines, 201 bytes]" {
+	if shown != "a[Pasted text #1: 3 lines, 31 bytes] small [Pasted text #2: 1 lines, 201 bytes]" {
 		t.Fatalf("input shows %q; want placeholders for the large pastes", shown)
 	}
 	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
@@ -186,5 +186,44 @@ func TestPastedBlocksReachTheLoopInFull(t *testing.T) {
 	}
 	if tr := m.Transcript(); !strings.Contains(tr, "[Pasted text #1") || strings.Contains(tr, second) {
 		t.Errorf("transcript shows %q; want the placeholders", tr)
+	}
+}
+
+// A text pasted with CR or CRLF line ends (as some terminals send it) is
+// several lines, and the loop receives LF line ends (it once counted "1
+// lines" and kept the CRs).
+func TestPastedCRLinesAreLines(t *testing.T) {
+	var got string
+	m := New(func(_ context.Context, text string) (*agent.Result, error) { got = text; return &agent.Result{}, nil }, "h")
+	m.Update(tea.PasteMsg{Content: "one\rtwo\r\nthree"})
+	if shown := m.in.Value(); shown != "[Pasted text #1: 3 lines, 13 bytes]" {
+		t.Fatalf("input shows %q; want a 3-line placeholder", shown)
+	}
+	_, cmd := m.Update(tea.KeyPressMsg{Code: tea.KeyEnter})
+	cmd()
+	if got != "one\ntwo\nthree" {
+		t.Errorf("the loop got %q; want LF line ends", got)
+	}
+}
+
+// Words are never split at a line's end (the issue saw "glo|b tool" and
+// "OPENAI_API_KE|Y"): lines break between words, a hyphenated word or a
+// path stays whole, and only a word wider than the line is broken.
+func TestWrapKeepsWordsWhole(t *testing.T) {
+	text := "warning: /tmp/project/.kiro/missing-notes.md: resource file not found; set OPENAI_API_KEY to ask a real model about internationalization"
+	for _, width := range []int{37, 50, 80} {
+		lines := hang(text, "", "", width)
+		for _, l := range lines {
+			if cols(l) > width {
+				t.Errorf("width %d: line %q is %d columns", width, l, cols(l))
+			}
+		}
+		if got := strings.Join(lines, " "); got != text {
+			t.Errorf("width %d: words changed or split:\n%q\nwant\n%q", width, got, text)
+		}
+	}
+	long := strings.Repeat("x", 25)
+	if lines := hang("a "+long, "", "", 10); len(lines) != 4 || lines[1] != "xxxxxxxxxx" {
+		t.Errorf("a word wider than the line: %q; want it broken at the width", lines)
 	}
 }
