@@ -133,3 +133,42 @@ func (f *Fork) Close() error {
 	f.bus.Close()
 	return nil
 }
+
+// Clear starts a new conversation in the same session (the chat's
+// /clear): the next prompt is a loop of its own that continues no earlier
+// loop, so its requests carry no earlier message, with a fresh layout
+// instance and conversation id. The earlier loops stay stored in the
+// session; its usage keeps counting. It fails while a prompt runs
+// (ErrPromptRunning) and after Close (ErrClosed).
+func (s *Session) Clear(ctx context.Context) error {
+	s.mu.Lock()
+	closed, running := s.closed, s.stop != nil
+	parts := s.parts
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return ErrClosed
+	case running:
+		return fmt.Errorf("clear session %s: %w", s.id, ErrPromptRunning)
+	}
+	prov, err := s.ws.prov.client()
+	if err != nil {
+		return err
+	}
+	cfg, err := s.ws.loopConfig(prov, parts.env, s.bus, parts.mode, parts.approver, parts.extra)
+	if err == nil {
+		cfg, err = cfg.With(parts.over)
+	}
+	if err != nil {
+		return fmt.Errorf("clear session %s: %w", s.id, err)
+	}
+	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
+	s.storeTLDRs(&cfg)
+	a, err := agent.New(cfg)
+	if err != nil {
+		return fmt.Errorf("clear session %s: %w", s.id, err)
+	}
+	a.RestoreUsage(s.agent.Usage())
+	s.agent = a
+	return nil
+}

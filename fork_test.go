@@ -126,3 +126,35 @@ func TestSessionEmit(t *testing.T) {
 		t.Errorf("the event was stored as a turn: %+v", list)
 	}
 }
+
+// Clear (the chat's /clear) starts a new conversation in the same session:
+// the next request carries none of the earlier messages, its loop
+// continues no earlier loop, and the session's usage keeps counting.
+func TestSessionClearStartsANewConversation(t *testing.T) {
+	m := newScriptedModel(t, func(string) replay.Reply {
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}, Usage: llm.Usage{Input: 10, Output: 2}}
+	})
+	ws, s := openScripted(t, strata.Options{Dir: t.TempDir()}, m)
+	ctx := t.Context()
+	if _, err := s.Prompt(ctx, "remember the word BANANA"); err != nil {
+		t.Fatal(err)
+	}
+	before, used := s.LoopID(), s.Usage()
+	if err := s.Clear(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(ctx, "what was the word?"); err != nil {
+		t.Fatal(err)
+	}
+	last := m.bodies()[len(m.bodies())-1]
+	if strings.Contains(last, "BANANA") || len(s.History()) != 2 {
+		t.Fatalf("the request after /clear still carries the earlier conversation (%d messages):\n%.300s", len(s.History()), last)
+	}
+	if s.LoopID() == before || s.Usage().Total <= used.Total {
+		t.Errorf("loop %s (was %s), usage %+v (was %+v); want a new loop and usage that keeps counting", s.LoopID(), before, s.Usage(), used)
+	}
+	h, err := ws.Store().History(ctx, s.LoopID())
+	if err != nil || len(h) != 2 {
+		t.Errorf("stored history of the new loop: %d messages, %v; want only its own 2", len(h), err)
+	}
+}

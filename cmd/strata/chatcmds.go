@@ -29,7 +29,7 @@ const chatHelp = `commands:
   /mcp                the MCP servers: state, tools, errors
   /cost, /usage       tokens (incl. cache read/write), context use, USD cost
   /compact            how strata compacts the conversation
-  /clear              clear the screen (the conversation goes on)
+  /clear              start a new conversation in the same session (the earlier one stays stored)
   /steer TEXT         queue TEXT for the running prompt's next model call
   /exit               end the chat (so does Ctrl+C when idle)
 @path in a prompt attaches that file (fs_read's path rules; Tab completes).
@@ -106,7 +106,11 @@ func chatCommand(w io.Writer, s *strata.Session, st *chatState, cmd, arg string)
 	case "compact":
 		fmt.Fprintln(w, "strata compacts on its own: with --compact old turns are detached into frozen chunks, and a request over the model's context window has its oldest turns detached before it is sent (docs/panels.md); there is no compaction on demand yet")
 	case "clear":
-		fmt.Fprintln(w, "strata: /clear clears the screen only: the conversation goes on (start a new one with 'strata chat' without -c)")
+		if err := s.Clear(context.Background()); err != nil {
+			fmt.Fprintf(w, "strata: /clear: %v\n", err)
+			return
+		}
+		fmt.Fprintln(w, "new conversation: the next prompt starts without the earlier messages (they stay stored in the session)")
 	default:
 		fmt.Fprintf(w, "strata: unknown command /%s (valid: /help, /mode ask|allowlist|all, /agent NAME, /model, /tools, /mcp, /cost, /usage, /compact, /clear, /steer TEXT, /exit)\n", cmd)
 	}
