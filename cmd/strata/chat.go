@@ -72,6 +72,7 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 	if interactive && isTerminal(os.Stdout) && f.format == "text" && !plain {
 		return chatScreen(ctx, f)
 	}
+	f.lineChat = true
 	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err

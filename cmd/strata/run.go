@@ -39,6 +39,9 @@ type runFlags struct {
 	// loop's events and answers approvals instead of stdout and the
 	// terminal prompt.
 	screen *screenHooks
+	// lineChat is set by chat's line mode, whose stdin reader owns the
+	// terminal: MCP forms cannot be asked there (cliElicitor).
+	lineChat bool
 }
 
 // screenHooks connect a full-screen UI to drive.
@@ -182,7 +185,17 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		approver = f.screen.approver
 		so.OnEvent = f.screen.observe
 	}
-	ws, err := openWorkspace(ctx, f, func(o *strata.Options) { o.Approver = approver })
+	ws, err := openWorkspace(ctx, f, func(o *strata.Options) {
+		o.Approver = approver
+		switch {
+		case f.screen != nil:
+			o.MCPElicit = cliElicitor("the chat screen does not show MCP forms yet (use strata run on a terminal)")
+		case f.lineChat:
+			o.MCPElicit = cliElicitor("chat reads your lines as prompts (use strata run on a terminal)")
+		case isTerminal(os.Stdin):
+			o.MCPElicit = cliElicitor("")
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -274,6 +287,10 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
 		Trust: cliTrust(f.trust), KeepAlive: f.keepalive.options()}
 	f.context.apply(&o)
+	if o.MCPOAuth, err = mcpOAuthOptions(isTerminal(os.Stdin)); err != nil {
+		return nil, err
+	}
+	o.MCPElicit = cliElicitor("no terminal to ask on")
 	if f.compactTLDR && !f.compact {
 		return nil, usageError{errors.New("--compact-tldr needs --compact")}
 	}
