@@ -1,0 +1,57 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/internal/mcpauthtest"
+)
+
+// `strata mcp auth SERVER` authorizes against a real authorization server
+// on 127.0.0.1 (the browser step followed headlessly), stores the token
+// 0600 in the user's config dir, `mcp list` then connects with it, and
+// `strata mcp logout SERVER` deletes it; without a terminal and without a
+// token, `mcp list` says to run `strata mcp auth` instead of waiting for a
+// browser (docs/mcp-auth.md).
+func TestMCPAuthLogout(t *testing.T) {
+	p := mcpauthtest.New(t)
+	proj := t.TempDir()
+	cfgHome := t.TempDir()
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": map[string]any{"url": p.URL}}})
+	if err := os.WriteFile(filepath.Join(proj, "mcp.json"), b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"XDG_CONFIG_HOME=" + cfgHome}
+	list := func() result {
+		return runCLI(t, proj, env, "mcp", "list", "--mcp-config", "mcp.json", "--trust", "--format", "json")
+	}
+	if r := list(); r.code == 0 || !strings.Contains(r.stdout, "strata mcp auth remote") {
+		t.Fatalf("list before auth: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	r := runCLI(t, proj, append(env, "STRATA_MCP_AUTH_BROWSER=headless"), "mcp", "auth", "remote", "--mcp-config", "mcp.json", "--trust")
+	if r.code != 0 || !strings.Contains(r.stdout, "authorized for remote") {
+		t.Fatalf("auth: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	files, _ := filepath.Glob(filepath.Join(cfgHome, "strata", "mcp-oauth", "*.json"))
+	if len(files) != 1 {
+		t.Fatalf("token files %v", files)
+	}
+	if fi, err := os.Stat(files[0]); err != nil || fi.Mode().Perm() != 0o600 {
+		t.Fatalf("token file %v, %v", fi.Mode(), err)
+	}
+	if r := list(); r.code != 0 || !strings.Contains(r.stdout, `"whoami"`) || p.Authorizations() != 1 {
+		t.Fatalf("list after auth: exit %d, %d authorizations\n%s\n%s", r.code, p.Authorizations(), r.stdout, r.stderr)
+	}
+	if r := runCLI(t, proj, env, "mcp", "logout", "remote", "--mcp-config", "mcp.json"); r.code != 0 || !strings.Contains(r.stdout, "deleted the stored token for remote") {
+		t.Fatalf("logout: exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	}
+	if _, err := os.Stat(files[0]); !os.IsNotExist(err) {
+		t.Fatalf("token file still there: %v", err)
+	}
+	if r := runCLI(t, proj, env, "mcp", "logout", "nosuch", "--mcp-config", "mcp.json"); r.code != 2 || !strings.Contains(r.stderr, `no MCP server "nosuch"`) {
+		t.Fatalf("logout nosuch: exit %d\n%s", r.code, r.stderr)
+	}
+}
