@@ -134,6 +134,9 @@ func (h *Handler) TokenSource(ctx context.Context) (oauth2.TokenSource, error) {
 func (h *Handler) Authorize(ctx context.Context, req *http.Request, resp *http.Response) error {
 	if h.cfg.Browser == Off {
 		resp.Body.Close()
+		if resp.StatusCode == http.StatusForbidden && !strings.Contains(resp.Header.Get("WWW-Authenticate"), "insufficient_scope") {
+			return nil // a plain 403 is the server's answer, not a request to authorize (as the go-sdk's flow)
+		}
 		return fmt.Errorf("MCP server %q requires authorization and no one can answer a browser login here; run 'strata mcp auth %s' first", h.cfg.Server, h.cfg.Server)
 	}
 	inner, err := h.handler()

@@ -105,3 +105,26 @@ func TestHandlerNoToken(t *testing.T) {
 		t.Fatalf("TokenSource = %v, %v", ts, err)
 	}
 }
+
+// With the browser off, a 401 or a 403 insufficient_scope fails naming
+// `strata mcp auth`; a plain 403 is the server's answer and is left to the
+// transport, as the go-sdk's flow does.
+func TestHandlerOffChallenges(t *testing.T) {
+	h := NewHandler(Config{Server: "remote", URL: "http://127.0.0.1:1/mcp", Browser: Off})
+	req := httptest.NewRequest(http.MethodPost, "http://127.0.0.1:1/mcp", nil)
+	for _, c := range []struct {
+		status  int
+		www     string
+		wantErr bool
+	}{
+		{401, `Bearer resource_metadata="http://127.0.0.1:1/.well-known/oauth-protected-resource"`, true},
+		{403, `Bearer error="insufficient_scope", scope="more"`, true},
+		{403, "", false},
+	} {
+		resp := &http.Response{StatusCode: c.status, Header: http.Header{"Www-Authenticate": {c.www}}, Body: io.NopCloser(strings.NewReader(""))}
+		err := h.Authorize(context.Background(), req, resp)
+		if (err != nil) != c.wantErr || err != nil && !strings.Contains(err.Error(), "strata mcp auth remote") {
+			t.Errorf("%d %q: err = %v", c.status, c.www, err)
+		}
+	}
+}
