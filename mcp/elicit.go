@@ -189,7 +189,7 @@ func (p LinePrompt) Elicit(ctx context.Context, e Elicitation) (ElicitAnswer, er
 	content := map[string]any{}
 	for _, f := range e.Fields {
 		for {
-			fmt.Fprintf(p.Out, "  %s", fieldLabel(f))
+			fmt.Fprintf(p.Out, "  %s", f.Label())
 			line, err := p.line(ctx)
 			if err != nil {
 				return ElicitAnswer{Action: "cancel"}, nil
@@ -201,7 +201,7 @@ func (p LinePrompt) Elicit(ctx context.Context, e Elicitation) (ElicitAnswer, er
 				}
 				break // the default is applied after
 			}
-			v, err := parseField(f, line)
+			v, err := f.Parse(line)
 			if err != nil {
 				fmt.Fprintf(p.Out, "  %v\n", err)
 				continue
@@ -213,7 +213,9 @@ func (p LinePrompt) Elicit(ctx context.Context, e Elicitation) (ElicitAnswer, er
 	return ElicitAnswer{Action: "accept", Content: content}, nil
 }
 
-func fieldLabel(f Field) string {
+// Label is the field as a prompt: title (name) — description [type:
+// values] (default D), ending in ": ".
+func (f Field) Label() string {
 	l := f.Name
 	if f.Title != "" {
 		l = f.Title + " (" + f.Name + ")"
@@ -234,7 +236,10 @@ func fieldLabel(f Field) string {
 	return l + ": "
 }
 
-func parseField(f Field, s string) (any, error) {
+// Parse reads a typed answer: an integer, number or boolean as such, an
+// array as comma-separated values; a value outside Enum is an error naming
+// the allowed ones.
+func (f Field) Parse(s string) (any, error) {
 	oneOf := func(v string) error {
 		if len(f.Enum) == 0 {
 			return nil

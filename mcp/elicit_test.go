@@ -4,12 +4,10 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
-	"net/http"
-	"net/http/httptest"
 	"strings"
 	"testing"
 
-	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/strata-agent/strata/internal/mcptest"
 )
 
 // formSchema is the conformance suite's elicitation-sep1034-client-defaults
@@ -21,31 +19,12 @@ var formSchema = json.RawMessage(`{"type":"object","properties":{
 	"status":{"type":"string","enum":["active","inactive","pending"],"default":"active"},
 	"verified":{"type":"boolean","default":true}},"required":[]}`)
 
-// askServer is a streamable HTTP MCP server on 127.0.0.1 (the go-sdk's)
-// whose tool "ask" sends formSchema as elicitation/create and returns the
-// answer as JSON text.
-func askServer(t *testing.T) string {
-	s := sdk.NewServer(&sdk.Implementation{Name: "ask", Version: "1"}, nil)
-	s.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
-		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
-			r, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your details?", RequestedSchema: formSchema})
-			if err != nil {
-				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
-			}
-			b, _ := json.Marshal(r)
-			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
-		})
-	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
-	t.Cleanup(srv.Close)
-	return srv.URL
-}
-
 func ask(t *testing.T, e Elicitor) (string, bool) {
 	t.Helper()
 	ctx := context.Background()
 	m := NewManager(Options{Elicit: e})
 	defer m.Terminate()
-	if err := m.LaunchServer(ctx, "ask", ServerConfig{URL: askServer(t)}); err != nil {
+	if err := m.LaunchServer(ctx, "ask", ServerConfig{URL: mcptest.Asker(t, formSchema)}); err != nil {
 		t.Fatal(err)
 	}
 	r, err := m.ExecuteTool(ctx, "ask", "ask", nil, nil)

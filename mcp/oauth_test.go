@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-agent/strata/internal/mcpauthtest"
+	"github.com/strata-agent/strata/internal/mcptest"
 	"github.com/strata-agent/strata/mcp/oauth"
 )
 
@@ -15,7 +15,7 @@ import (
 // Manager uses it without authorizing again.
 func TestOAuthFlowStoresToken(t *testing.T) {
 	ctx := context.Background()
-	p := mcpauthtest.New(t)
+	p := mcptest.New(t)
 	store := oauth.Store{Dir: t.TempDir()}
 	for i := range 2 {
 		m := NewManager(Options{OAuth: OAuthOptions{Store: store, Browser: oauth.Headless}})
@@ -39,7 +39,7 @@ func TestOAuthFlowStoresToken(t *testing.T) {
 // Where no one can log in (Browser Off) the launch fails saying how to
 // authorize, and nothing is visited.
 func TestOAuthOffNamesCommand(t *testing.T) {
-	p := mcpauthtest.New(t)
+	p := mcptest.New(t)
 	m := NewManager(Options{OAuth: OAuthOptions{Store: oauth.Store{Dir: t.TempDir()}, Browser: oauth.Off}})
 	defer m.Terminate()
 	err := m.LaunchServer(context.Background(), "p", ServerConfig{URL: p.URL})
@@ -54,7 +54,7 @@ func TestOAuthOffNamesCommand(t *testing.T) {
 // A config that sets Authorization itself gets no OAuth: the 401 is the
 // launch error.
 func TestOAuthNotWithOwnAuthorization(t *testing.T) {
-	p := mcpauthtest.New(t)
+	p := mcptest.New(t)
 	m := NewManager(Options{OAuth: OAuthOptions{Browser: oauth.Headless}})
 	defer m.Terminate()
 	err := m.LaunchServer(context.Background(), "p", ServerConfig{URL: p.URL, Headers: map[string]string{"authorization": "Bearer wrong"}})

@@ -7,7 +7,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-agent/strata/internal/mcpauthtest"
+	"github.com/strata-agent/strata/internal/mcptest"
 )
 
 // `strata mcp auth SERVER` authorizes against a real authorization server
@@ -17,7 +17,7 @@ import (
 // token, `mcp list` says to run `strata mcp auth` instead of waiting for a
 // browser (docs/mcp-auth.md).
 func TestMCPAuthLogout(t *testing.T) {
-	p := mcpauthtest.New(t)
+	p := mcptest.New(t)
 	proj := t.TempDir()
 	cfgHome := t.TempDir()
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"remote": map[string]any{"url": p.URL}}})

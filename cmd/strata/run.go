@@ -18,6 +18,7 @@ import (
 	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/mcp"
 )
 
 type runFlags struct {
@@ -48,6 +49,7 @@ type runFlags struct {
 type screenHooks struct {
 	observe  func(event.Event)
 	approver agent.Approver
+	elicit   mcp.Elicitor // MCP servers' forms, asked on the screen
 }
 
 func newRunCmd() *cobra.Command {
@@ -189,7 +191,7 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		o.Approver = approver
 		switch {
 		case f.screen != nil:
-			o.MCPElicit = cliElicitor("the chat screen does not show MCP forms yet (use strata run on a terminal)")
+			o.MCPElicit = f.screen.elicit
 		case f.lineChat:
 			o.MCPElicit = cliElicitor("chat reads your lines as prompts (use strata run on a terminal)")
 		case isTerminal(os.Stdin):

@@ -1,7 +1,7 @@
 // Package tui is strata's full-screen chat (bubbletea v2): a transcript that
 // streams the loop's events, a one-line prompt, a status bar with the
-// session's tokens (incl. cache read/write) and tool approvals answered with
-// a key. It drives any run function; the CLI passes the agent's Prompt.
+// session's tokens (incl. cache read/write), tool approvals answered with
+// a key and MCP servers' forms answered field by field (elicit.go). It drives any run function; the CLI passes the agent's Prompt.
 package tui
 
 import (
@@ -47,6 +47,7 @@ type Model struct {
 	usage    llm.Usage
 	calls    int
 	approval *ApprovalMsg
+	form     *form // an MCP elicitation being answered (elicit.go)
 	width    int
 	quitting bool
 	steer    func(text string) bool // steers the running prompt; false: it had ended (SetSteer)
@@ -106,6 +107,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 	case ApprovalMsg:
 		m.approval = &msg
 		m.write(fmt.Sprintf("\n? allow %s %s  [y] once  [a] always  [n] no\n", msg.Request.Call.Name, oneLine(msg.Request.Call.Input)))
+	case ElicitMsg:
+		m.startForm(msg)
 	case doneMsg:
 		m.running, m.cancel = false, nil
 		if msg.err != nil {
@@ -140,6 +143,9 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 
 // key handles a key press: approval answers, cancel, quit, send.
 func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if m.form != nil {
+		return m.formKey(k)
+	}
 	if a := m.approval; a != nil {
 		d, ok := map[string]agent.Decision{"y": agent.AllowOnce, "a": agent.AllowAlways, "n": agent.RejectOnce, "esc": agent.RejectOnce}[k.String()]
 		if ok {
@@ -264,6 +270,8 @@ func (m *Model) Status() string {
 	switch {
 	case m.approval != nil:
 		state, short = "approve?", "approve?"
+	case m.form != nil:
+		state, short = "answer the form (esc cancels)", "form"
 	case m.running && m.steer != nil:
 		state, short = "running (esc cancels, enter steers)", "enter steers"
 	case m.running:

@@ -1,7 +1,8 @@
-// Package mcpauthtest is a protected MCP server with its own OAuth
-// authorization server on 127.0.0.1, for the tests of package mcp and of
-// the CLI's mcp auth commands.
-package mcpauthtest
+// Package mcptest has MCP servers on 127.0.0.1 (the go-sdk's, over
+// streamable HTTP) for the tests of strata's MCP client: one behind its own
+// OAuth authorization server (New) and one that asks the person for input
+// (Asker).
+package mcptest
 
 import (
 	"context"
@@ -106,4 +107,24 @@ func New(t testing.TB) *Server {
 		js(w, 200, map[string]any{"access_token": "tok-1", "token_type": "Bearer", "expires_in": 3600})
 	})
 	return p
+}
+
+// Asker starts a server whose tool "ask" sends schema as an
+// elicitation/create request with the message "Your details?" and returns
+// the answer (action and content) as JSON text; it returns the endpoint
+// URL, closed when t ends.
+func Asker(t testing.TB, schema json.RawMessage) string {
+	s := sdk.NewServer(&sdk.Implementation{Name: "ask", Version: "1"}, nil)
+	s.AddTool(&sdk.Tool{Name: "ask", InputSchema: json.RawMessage(`{"type":"object"}`)},
+		func(ctx context.Context, req *sdk.CallToolRequest) (*sdk.CallToolResult, error) {
+			r, err := req.Session.Elicit(ctx, &sdk.ElicitParams{Message: "Your details?", RequestedSchema: schema})
+			if err != nil {
+				return &sdk.CallToolResult{IsError: true, Content: []sdk.Content{&sdk.TextContent{Text: err.Error()}}}, nil
+			}
+			b, _ := json.Marshal(r)
+			return &sdk.CallToolResult{Content: []sdk.Content{&sdk.TextContent{Text: string(b)}}}, nil
+		})
+	srv := httptest.NewServer(sdk.NewStreamableHTTPHandler(func(*http.Request) *sdk.Server { return s }, nil))
+	t.Cleanup(srv.Close)
+	return srv.URL
 }
