@@ -30,14 +30,8 @@ type Elicitor struct{ Send func(tea.Msg) }
 
 // Elicit implements mcp.Elicitor.
 func (e Elicitor) Elicit(ctx context.Context, el mcp.Elicitation) (mcp.ElicitAnswer, error) {
-	reply := make(chan mcp.ElicitAnswer, 1)
-	e.Send(ElicitMsg{Elicitation: el, Reply: reply})
-	select {
-	case a := <-reply:
-		return a, nil
-	case <-ctx.Done():
-		return mcp.ElicitAnswer{Action: "cancel"}, ctx.Err()
-	}
+	return ask(ctx, e.Send, func(reply chan<- mcp.ElicitAnswer) tea.Msg { return ElicitMsg{Elicitation: el, Reply: reply} },
+		mcp.ElicitAnswer{Action: "cancel"})
 }
 
 // startForm shows the server's message and the accept question.

@@ -302,13 +302,19 @@ type Approver struct{ Send func(tea.Msg) }
 
 // Approve implements agent.Approver; a cancelled ctx rejects.
 func (a Approver) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
-	reply := make(chan agent.Decision, 1)
-	a.Send(ApprovalMsg{Request: r, Reply: reply})
+	return ask(ctx, a.Send, func(reply chan<- agent.Decision) tea.Msg { return ApprovalMsg{Request: r, Reply: reply} }, agent.RejectOnce)
+}
+
+// ask sends the message msg makes to the program and waits for its reply,
+// or returns cancelled and ctx's error when ctx ends first.
+func ask[A any](ctx context.Context, send func(tea.Msg), msg func(chan<- A) tea.Msg, cancelled A) (A, error) {
+	reply := make(chan A, 1)
+	send(msg(reply))
 	select {
-	case d := <-reply:
-		return d, nil
+	case a := <-reply:
+		return a, nil
 	case <-ctx.Done():
-		return agent.RejectOnce, ctx.Err()
+		return cancelled, ctx.Err()
 	}
 }
 
