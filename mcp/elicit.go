@@ -173,6 +173,9 @@ func formFields(schema any) ([]Field, error) {
 type LinePrompt struct {
 	In  *bufio.Reader
 	Out io.Writer
+	// Next, when set, reads the lines instead of In (a front end whose own
+	// reader owns the input, as chat's line mode).
+	Next func(context.Context) (string, error)
 }
 
 // Elicit asks e on p.Out and reads the answers from p.In.
@@ -274,6 +277,10 @@ func (f Field) Parse(s string) (any, error) {
 
 // line reads one line, or fails when ctx ends first.
 func (p LinePrompt) line(ctx context.Context) (string, error) {
+	if p.Next != nil {
+		s, err := p.Next(ctx)
+		return strings.TrimSpace(s), err
+	}
 	type res struct {
 		s   string
 		err error

@@ -2,12 +2,17 @@ package main
 
 import (
 	"encoding/json"
+	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/strata-agent/strata/internal/mcptest"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
 )
 
 // `strata mcp auth SERVER` authorizes against a real authorization server
@@ -53,5 +58,71 @@ func TestMCPAuthLogout(t *testing.T) {
 	}
 	if r := runCLI(t, proj, env, "mcp", "logout", "nosuch", "--mcp-config", "mcp.json"); r.code != 2 || !strings.Contains(r.stderr, `no MCP server "nosuch"`) {
 		t.Fatalf("logout nosuch: exit %d\n%s", r.code, r.stderr)
+	}
+}
+
+// In chat's line mode on a terminal (a pseudo-terminal from script(1)), an
+// MCP server's form is asked with the lines typed next instead of taking
+// them as steering: y, then "41" for age and Enter for name's default; the
+// server's answer, with the default filled in, reaches the model.
+func TestChatLineAnswersMCPForm(t *testing.T) {
+	if _, err := exec.LookPath("script"); err != nil {
+		t.Skip("script(1) not on PATH: no pseudo-terminal to type on")
+	}
+	ws := t.TempDir()
+	url := mcptest.Asker(t, json.RawMessage(`{"type":"object","properties":{
+		"age":{"type":"integer","default":30},"name":{"type":"string","default":"John Doe"}}}`))
+	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"ask": map[string]any{"url": url}}})
+	os.WriteFile(filepath.Join(ws, ".mcp.json"), b, 0o644)
+	var mu sync.Mutex
+	var bodies []string
+	srv, err := replay.NewResponder(func(r replay.Request) replay.Response {
+		mu.Lock()
+		bodies = append(bodies, string(r.Body))
+		n := len(bodies)
+		mu.Unlock()
+		reply := replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}}
+		if n == 1 {
+			reply = replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_1", "ask___ask", json.RawMessage(`{}`))}}
+		}
+		resp, err := replay.Turn(llm.APIAnthropic, reply)
+		if err != nil {
+			return replay.Response{Status: 500, Body: []byte(err.Error())}
+		}
+		return resp
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srv.Close()
+	cmd := exec.Command("script", "-qec", binary+" chat --plain --approve all --trust", "/dev/null")
+	cmd.Dir = ws
+	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+t.TempDir(),
+		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL(), "OPENAI_API_KEY=", "STRATA_ELICIT=")
+	typed, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	defer cmd.Process.Kill()
+
+	io.WriteString(typed, "fill in the form\n")
+	waitFor(t, "the form on the terminal", func() bool { return strings.Contains(out.String(), "asks: Your details?") })
+	io.WriteString(typed, "y\n41\n\n")
+	waitFor(t, "the second model call", func() bool { mu.Lock(); defer mu.Unlock(); return len(bodies) == 2 })
+	io.WriteString(typed, "/exit\n")
+	if err := <-exited; err != nil {
+		t.Fatalf("strata chat under script(1): %v\n%s", err, out)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if want := `{\"action\":\"accept\",\"content\":{\"age\":41,\"name\":\"John Doe\"}}`; !strings.Contains(bodies[1], want) {
+		t.Fatalf("the tool result sent to the model lacks %s:\n%s\n%s", want, bodies[1], out)
 	}
 }

@@ -40,9 +40,9 @@ type runFlags struct {
 	// loop's events and answers approvals instead of stdout and the
 	// terminal prompt.
 	screen *screenHooks
-	// lineChat is set by chat's line mode, whose stdin reader owns the
-	// terminal: MCP forms cannot be asked there (cliElicitor).
-	lineChat bool
+	// lineForms is set by chat's line mode on a terminal: its stdin reader
+	// owns the terminal, so MCP forms are asked through it (chatForms).
+	lineForms *chatForms
 }
 
 // screenHooks connect a full-screen UI to drive.
@@ -192,8 +192,8 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		switch {
 		case f.screen != nil:
 			o.MCPElicit = f.screen.elicit
-		case f.lineChat:
-			o.MCPElicit = cliElicitor("chat reads your lines as prompts (use strata run on a terminal)")
+		case f.lineForms != nil:
+			o.MCPElicit = f.lineForms
 		case isTerminal(os.Stdin):
 			o.MCPElicit = cliElicitor("")
 		}
