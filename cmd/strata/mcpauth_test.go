@@ -95,22 +95,9 @@ func TestChatLineAnswersMCPForm(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer srv.Close()
-	cmd := exec.Command("script", "-qec", binary+" chat --plain --approve all --trust", "/dev/null")
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+t.TempDir(),
+	typed, out, exited := startPTY(t, ws, "chat --plain --approve all --trust",
+		"HOME="+t.TempDir(), "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+t.TempDir(),
 		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL(), "OPENAI_API_KEY=", "STRATA_ELICIT=")
-	typed, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer cmd.Process.Kill()
 
 	io.WriteString(typed, "fill in the form\n")
 	waitFor(t, "the form on the terminal", func() bool { return strings.Contains(out.String(), "asks: Your details?") })
