@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os/exec"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 
@@ -90,6 +91,7 @@ type Handler struct {
 
 	mu      sync.Mutex
 	stored  oauth2.TokenSource // from the store, before any flow
+	granted []string           // the stored token's scopes, kept by a step-up (SEP-2350)
 	inner   *auth.AuthorizationCodeHandler
 	port    string // the loopback port, kept for later flows (step-up)
 	loadErr error
@@ -108,7 +110,7 @@ func NewHandler(cfg Config) *Handler {
 	if err != nil {
 		h.loadErr = err
 	} else if r != nil {
-		h.stored = h.saving(r.config(), r.Token)
+		h.stored, h.granted = h.saving(r.config(), r.Token), r.Scopes
 	}
 	return h
 }
@@ -180,12 +182,7 @@ func (h *Handler) handler() (*auth.AuthorizationCodeHandler, error) {
 				ResponseTypes: []string{"code"},
 			},
 		},
-		ScopeFilter: func(found []string) []string {
-			if len(found) == 0 {
-				return h.cfg.Scopes
-			}
-			return found
-		},
+		ScopeFilter:         h.scopes,
 		RequestRefreshToken: true,
 		Client:              h.cfg.HTTPClient,
 		NewTokenSource: func(ctx context.Context, c *oauth2.Config, t *oauth2.Token) (oauth2.TokenSource, error) {
@@ -213,6 +210,25 @@ func (h *Handler) handler() (*auth.AuthorizationCodeHandler, error) {
 	}
 	h.inner = inner
 	return inner, nil
+}
+
+// scopes chooses the scopes to ask for from those the server named
+// (WWW-Authenticate, else its metadata's scopes_supported): those, else the
+// config's (kiro's oauthScopes), else none; with the stored token's scopes
+// added to a non-empty choice, so that a step-up over a stored token keeps
+// them (SEP-2350; the go-sdk does the same for scopes granted within one
+// process).
+func (h *Handler) scopes(found []string) []string {
+	found = slices.Clone(found)
+	if len(found) == 0 {
+		found = slices.Clone(h.cfg.Scopes)
+	}
+	for _, g := range h.granted {
+		if len(found) > 0 && !slices.Contains(found, g) {
+			found = append(found, g)
+		}
+	}
+	return found
 }
 
 func recordOf(cfg Config, c *oauth2.Config, t *oauth2.Token) *Record {

@@ -8,6 +8,7 @@ import (
 	"net/http/httptest"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -126,5 +127,27 @@ func TestHandlerOffChallenges(t *testing.T) {
 		if (err != nil) != c.wantErr || err != nil && !strings.Contains(err.Error(), "strata mcp auth remote") {
 			t.Errorf("%d %q: err = %v", c.status, c.www, err)
 		}
+	}
+}
+
+// Scope selection (MCP authorization, "Scope Selection Strategy"): the
+// server's scopes, else the config's oauthScopes, else none; a stored
+// token's scopes are kept by a step-up.
+func TestHandlerScopes(t *testing.T) {
+	h := &Handler{cfg: Config{Scopes: []string{"openid"}}}
+	for _, c := range []struct {
+		granted, found, want []string
+	}{
+		{nil, []string{"files:read"}, []string{"files:read"}},
+		{nil, nil, []string{"openid"}},
+		{[]string{"files:read"}, []string{"files:write"}, []string{"files:write", "files:read"}},
+	} {
+		h.granted = c.granted
+		if got := h.scopes(c.found); !slices.Equal(got, c.want) {
+			t.Errorf("granted %q, found %q: %q, want %q", c.granted, c.found, got, c.want)
+		}
+	}
+	if got := (&Handler{granted: []string{"a"}}).scopes(nil); len(got) != 0 {
+		t.Errorf("no scopes named or configured: %q, want none (the scope parameter left out)", got)
 	}
 }
