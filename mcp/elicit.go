@@ -19,6 +19,9 @@ type Elicitation struct {
 	Server  string  // the server's name
 	Message string  // what the server asks, to show as is
 	Fields  []Field // the form, sorted by name; empty for a plain confirmation
+	// Schema is the requested schema as the server sent it (JSON), for
+	// front ends that pass the form on (ACP); nil when none.
+	Schema json.RawMessage
 }
 
 // Field is one property of an elicitation form: the MCP spec allows only
@@ -91,11 +94,11 @@ func (m *Manager) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.El
 	if p.Mode == "url" {
 		return nil, fmt.Errorf("strata does not offer URL elicitation (asked to open %s)", p.URL)
 	}
-	fields, err := formFields(p.RequestedSchema)
+	fields, schema, err := formFields(p.RequestedSchema)
 	if err != nil {
 		return nil, fmt.Errorf("elicitation from %q: %w", name, err)
 	}
-	a, err := m.opts.Elicit.Elicit(ctx, Elicitation{Server: name, Message: p.Message, Fields: fields})
+	a, err := m.opts.Elicit.Elicit(ctx, Elicitation{Server: name, Message: p.Message, Fields: fields, Schema: schema})
 	if err != nil {
 		return nil, err
 	}
@@ -112,14 +115,15 @@ func (m *Manager) onElicit(ctx context.Context, req *sdk.ElicitRequest) (*sdk.El
 	return &sdk.ElicitResult{Action: a.Action, Content: a.Content}, nil
 }
 
-// formFields reads an elicitation's requestedSchema.
-func formFields(schema any) ([]Field, error) {
+// formFields reads an elicitation's requestedSchema; it returns the fields
+// and the schema as JSON.
+func formFields(schema any) ([]Field, json.RawMessage, error) {
 	if schema == nil {
-		return nil, nil
+		return nil, nil, nil
 	}
 	b, err := json.Marshal(schema)
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	type option struct {
 		Const any `json:"const"`
@@ -139,7 +143,7 @@ func formFields(schema any) ([]Field, error) {
 		Required   []string        `json:"required"`
 	}
 	if err := json.Unmarshal(b, &s); err != nil {
-		return nil, fmt.Errorf("requestedSchema: %w", err)
+		return nil, nil, fmt.Errorf("requestedSchema: %w", err)
 	}
 	values := func(p prop) []string {
 		var out []string
@@ -163,7 +167,7 @@ func formFields(schema any) ([]Field, error) {
 		out = append(out, f)
 	}
 	sort.Slice(out, func(i, j int) bool { return out[i].Name < out[j].Name })
-	return out, nil
+	return out, b, nil
 }
 
 // LinePrompt is an Elicitor that asks on a line terminal: it shows the

@@ -7,12 +7,9 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/strata-agent/strata/internal/mcptest"
-	"github.com/strata-agent/strata/llm"
-	"github.com/strata-agent/strata/llm/replay"
 )
 
 // `strata mcp auth SERVER` authorizes against a real authorization server
@@ -74,41 +71,20 @@ func TestChatLineAnswersMCPForm(t *testing.T) {
 		"age":{"type":"integer","default":30},"name":{"type":"string","default":"John Doe"}}}`))
 	b, _ := json.Marshal(map[string]any{"mcpServers": map[string]any{"ask": map[string]any{"url": url}}})
 	os.WriteFile(filepath.Join(ws, ".mcp.json"), b, 0o644)
-	var mu sync.Mutex
-	var bodies []string
-	srv, err := replay.NewResponder(func(r replay.Request) replay.Response {
-		mu.Lock()
-		bodies = append(bodies, string(r.Body))
-		n := len(bodies)
-		mu.Unlock()
-		reply := replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}}
-		if n == 1 {
-			reply = replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_1", "ask___ask", json.RawMessage(`{}`))}}
-		}
-		resp, err := replay.Turn(llm.APIAnthropic, reply)
-		if err != nil {
-			return replay.Response{Status: 500, Body: []byte(err.Error())}
-		}
-		return resp
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer srv.Close()
+	model := mcptest.NewToolModel(t, "ask___ask")
 	typed, out, exited := startPTY(t, ws, "chat --plain --approve all --trust",
 		"HOME="+t.TempDir(), "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+t.TempDir(),
-		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL(), "OPENAI_API_KEY=", "STRATA_ELICIT=")
+		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+model.URL, "OPENAI_API_KEY=", "STRATA_ELICIT=")
 
 	io.WriteString(typed, "fill in the form\n")
 	waitFor(t, "the form on the terminal", func() bool { return strings.Contains(out.String(), "asks: Your details?") })
 	io.WriteString(typed, "y\n41\n\n")
-	waitFor(t, "the second model call", func() bool { mu.Lock(); defer mu.Unlock(); return len(bodies) == 2 })
+	waitFor(t, "the second model call", func() bool { return len(model.Bodies()) == 2 })
 	io.WriteString(typed, "/exit\n")
 	if err := <-exited; err != nil {
 		t.Fatalf("strata chat under script(1): %v\n%s", err, out)
 	}
-	mu.Lock()
-	defer mu.Unlock()
+	bodies := model.Bodies()
 	if want := `{\"action\":\"accept\",\"content\":{\"age\":41,\"name\":\"John Doe\"}}`; !strings.Contains(bodies[1], want) {
 		t.Fatalf("the tool result sent to the model lacks %s:\n%s\n%s", want, bodies[1], out)
 	}
