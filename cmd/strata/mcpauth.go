@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -40,8 +42,11 @@ func mcpOAuthOptions(interactive bool) (mcp.OAuthOptions, error) {
 			return mcp.OAuthOptions{}, usagef("STRATA_MCP_AUTH_BROWSER: %v", err)
 		}
 	}
-	return mcp.OAuthOptions{Store: oauth.Store{Dir: dir}, Browser: b, Out: os.Stderr,
-		ClientMetadataURL: os.Getenv("STRATA_MCP_CLIENT_METADATA_URL")}, nil
+	cimd := os.Getenv("STRATA_MCP_CLIENT_METADATA_URL")
+	if u, err := url.Parse(cimd); cimd != "" && (err != nil || u.Scheme != "https" || u.Host == "" || strings.Trim(u.Path, "/") == "") {
+		return mcp.OAuthOptions{}, usagef("STRATA_MCP_CLIENT_METADATA_URL %q: a client ID metadata document URL is an https URL with a path (https://example.com/strata.json)", cimd)
+	}
+	return mcp.OAuthOptions{Store: oauth.Store{Dir: dir}, Browser: b, Out: os.Stderr, ClientMetadataURL: cimd}, nil
 }
 
 // cliElicitor puts MCP elicitation forms to the person: on the terminal

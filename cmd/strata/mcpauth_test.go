@@ -89,3 +89,20 @@ func TestChatLineAnswersMCPForm(t *testing.T) {
 		t.Fatalf("the tool result sent to the model lacks %s:\n%s\n%s", want, bodies[1], out)
 	}
 }
+
+// Bad MCP OAuth settings in the environment are usage errors naming the
+// variable, before anything starts.
+func TestMCPAuthBadEnvironment(t *testing.T) {
+	for env, want := range map[string]string{
+		"STRATA_MCP_AUTH_BROWSER=firefox":                     "STRATA_MCP_AUTH_BROWSER",
+		"STRATA_MCP_CLIENT_METADATA_URL=http://example.com/x": "STRATA_MCP_CLIENT_METADATA_URL",
+		"STRATA_MCP_CLIENT_METADATA_URL=https://example.com/": "STRATA_MCP_CLIENT_METADATA_URL",
+	} {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "mcp.json"), []byte(`{"mcpServers":{}}`), 0o644)
+		r := runCLI(t, dir, []string{env}, "mcp", "list", "--mcp-config", "mcp.json")
+		if r.code != 2 || !strings.Contains(r.stderr, want) {
+			t.Errorf("%s: exit %d\n%s", env, r.code, r.stderr)
+		}
+	}
+}
