@@ -1,6 +1,9 @@
 package strata
 
 import (
+	"encoding/json"
+	"strings"
+
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/mcp"
 )
@@ -13,13 +16,22 @@ import (
 //
 // The conversion lives in the runtime, not in either package, so that config stays a
 // leaf that parses agent files without the MCP SDK, and mcp depends on no
-// config format. Fields the manager does not use are not carried: type
-// (the manager takes a URL as streamable HTTP, a command as stdio), oauth and
-// oauthScopes (strata has no OAuth flow), and the kiro mcp.json fields
+// config format. oauthScopes and the oauth object's redirectUri, clientId
+// and clientSecret become mcp.OAuthConfig (docs/mcp-auth.md). Fields the
+// manager does not use are not carried: type (the manager takes a URL as
+// streamable HTTP, a command as stdio), and the kiro mcp.json fields
 // autoApprove and disabledTools (strata does not apply them yet; the agent's
 // allowedTools and tools fields do approve and filter MCP tools).
 func MCPServerConfig(s config.MCPServer) mcp.ServerConfig {
+	o := mcp.OAuthConfig{Scopes: s.OAuthScopes}
+	if s.OAuth != nil {
+		o.RedirectAddr = strings.TrimPrefix(strings.TrimPrefix(s.OAuth.RedirectURI, "http://"), "https://")
+		o.RedirectAddr, _, _ = strings.Cut(o.RedirectAddr, "/") // a full URI's path: the listener serves /callback
+		o.ClientID = extraString(s.OAuth.Extra, "clientId")
+		o.ClientSecret = extraString(s.OAuth.Extra, "clientSecret")
+	}
 	return mcp.ServerConfig{
+		OAuth:    o,
 		Command:  s.Command,
 		Args:     s.Args,
 		Env:      s.Env,
@@ -28,4 +40,12 @@ func MCPServerConfig(s config.MCPServer) mcp.ServerConfig {
 		Timeout:  s.Timeout(),
 		Disabled: s.Disabled,
 	}
+}
+
+// extraString is the string value of an unknown field, "" when absent or
+// not a string.
+func extraString(extra map[string]json.RawMessage, key string) string {
+	var v string
+	_ = json.Unmarshal(extra[key], &v)
+	return v
 }

@@ -21,7 +21,15 @@ func TestMCPServerConvertsAgentEntries(t *testing.T) {
 		{"stdio", `{"command":"npx","args":["-y","srv"],"env":{"K":"v"},"timeout":5000}`,
 			mcp.ServerConfig{Command: "npx", Args: []string{"-y", "srv"}, Env: map[string]string{"K": "v"}, Timeout: 5 * time.Second}},
 		{"http", `{"type":"http","url":"http://127.0.0.1:9/mcp","headers":{"Authorization":"Bearer x"},"oauthScopes":["openid"]}`,
-			mcp.ServerConfig{URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: mcp.DefaultTimeout}},
+			mcp.ServerConfig{URL: "http://127.0.0.1:9/mcp", Headers: map[string]string{"Authorization": "Bearer x"}, Timeout: mcp.DefaultTimeout,
+				OAuth: mcp.OAuthConfig{Scopes: []string{"openid"}}}},
+		// kiro's oauth object (docs/mcp-auth.md): redirectUri as host:port or
+		// a URL, and a pre-registered client's clientId / clientSecret.
+		{"oauth", `{"url":"https://mcp.example/mcp","oauth":{"redirectUri":"127.0.0.1:7778","clientId":"c","clientSecret":"s"}}`,
+			mcp.ServerConfig{URL: "https://mcp.example/mcp", Timeout: mcp.DefaultTimeout,
+				OAuth: mcp.OAuthConfig{RedirectAddr: "127.0.0.1:7778", ClientID: "c", ClientSecret: "s"}}},
+		{"oauth-url", `{"url":"https://mcp.example/mcp","oauth":{"redirectUri":"http://localhost:7778/callback"}}`,
+			mcp.ServerConfig{URL: "https://mcp.example/mcp", Timeout: mcp.DefaultTimeout, OAuth: mcp.OAuthConfig{RedirectAddr: "localhost:7778"}}},
 		{"disabled", `{"command":"rg-mcp","disabled":true,"autoApprove":["search"]}`,
 			mcp.ServerConfig{Command: "rg-mcp", Disabled: true, Timeout: config.DefaultMCPTimeout}},
 	} {

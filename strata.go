@@ -223,6 +223,13 @@ type Options struct {
 	// MCPStderr receives the MCP servers' stderr, each line prefixed with
 	// the server's name (nil = discarded).
 	MCPStderr io.Writer
+	// MCPOAuth is how remote MCP servers that answer 401 are authorized
+	// (docs/mcp-auth.md); the zero value opens the system browser and
+	// keeps tokens only for the process.
+	MCPOAuth mcp.OAuthOptions
+	// MCPElicit puts MCP servers' elicitation requests to the person; nil
+	// = servers are told strata does not support elicitation.
+	MCPElicit mcp.Elicitor
 
 	// MaxSubAgentDepth bounds how deep use_subagent nests: a sub-agent
 	// of a sub-agent … at most this many levels below the session's agent
@@ -485,7 +492,7 @@ func launchMCP(ctx context.Context, servers []config.NamedMCPServer, dir string,
 	if stderr == nil {
 		stderr = io.Discard
 	}
-	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}, Dir: dir})
+	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}, Dir: dir, OAuth: o.MCPOAuth, Elicit: o.MCPElicit})
 	for _, s := range servers {
 		if err := m.LaunchServer(ctx, s.Name, MCPServerConfig(s.Server)); err != nil {
 			o.Warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))

@@ -41,6 +41,9 @@ type ServeOptions struct {
 	// KiroSessionUpdateMethod) whatever its capabilities say: for kiro's own
 	// clients, which do not ask.
 	KiroDialect bool
+	// Elicit, when set, is bound to the connection: the workspace's MCP
+	// forms (its Options.MCPElicit) go to the client (elicit.go).
+	Elicit *Elicitor
 }
 
 // dialect is what a client asked for (dialectOf).

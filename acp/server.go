@@ -114,6 +114,7 @@ func ServeWith(ctx context.Context, ws *strata.Workspace, o ServeOptions, in io.
 	s := &server{ws: ws, mode: o.Mode, kiro: o.KiroDialect, sessions: map[string]*sess{}}
 	s.out = &lockedWriter{w: out}
 	s.conn = sdk.NewAgentSideConnection(s, s.out, filterLines(in, s.out))
+	o.Elicit.bind(s)
 	var err error
 	select {
 	case <-s.conn.Done():

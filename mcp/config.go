@@ -39,6 +39,24 @@ type ServerConfig struct {
 	Timeout time.Duration
 	// Disabled servers are recorded with state Disabled and not started.
 	Disabled bool
+	// OAuth configures MCP authorization of a URL server (docs/mcp-auth.md).
+	// A URL server is authorized when it answers 401 unless Headers set
+	// Authorization (a token the config supplies itself).
+	OAuth OAuthConfig
+}
+
+// OAuthConfig is a server's own OAuth settings (kiro's oauth object and
+// oauthScopes; docs/mcp-auth.md).
+type OAuthConfig struct {
+	// RedirectAddr is the loopback redirect listener's host:port (kiro's
+	// oauth.redirectUri); "" = 127.0.0.1 and a free port.
+	RedirectAddr string
+	// Scopes are requested when the server names none.
+	Scopes []string
+	// ClientID and ClientSecret are a client registered beforehand with the
+	// authorization server ("" = dynamic registration or a client ID
+	// metadata document).
+	ClientID, ClientSecret string
 }
 
 // timeout is the effective per-request timeout.

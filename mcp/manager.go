@@ -26,11 +26,14 @@ import (
 	"os"
 	"os/exec"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	sdk "github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/strata-agent/strata/mcp/oauth"
 )
 
 // Errors returned by the Manager.
@@ -73,6 +76,28 @@ type Options struct {
 	// (docs/kiro.md, "MCP"). "" = the manager's process's directory, which for a
 	// library or a test is rarely the workspace.
 	Dir string
+	// OAuth is how URL servers are authorized when they answer 401
+	// (docs/mcp-auth.md).
+	OAuth OAuthOptions
+	// Elicit puts servers' elicitation requests to the person; nil = the
+	// elicitation capability is not offered (servers cannot ask).
+	Elicit Elicitor
+}
+
+// OAuthOptions are the Manager-wide OAuth settings; a server's own are in
+// ServerConfig.OAuth.
+type OAuthOptions struct {
+	// Store keeps tokens across processes; a zero Store keeps them only for
+	// the Manager's life.
+	Store oauth.Store
+	// Browser is how the authorization URL reaches the person ("" = open
+	// the system browser).
+	Browser oauth.Browser
+	// Out receives the authorization URL and progress (nil = discarded).
+	Out io.Writer
+	// ClientMetadataURL is strata's client ID metadata document URL, used
+	// with authorization servers that support them ("" = not used).
+	ClientMetadataURL string
 }
 
 // Manager runs the MCP servers of one agent. Safe for concurrent use.
@@ -102,10 +127,14 @@ type server struct {
 // NewManager returns a Manager with no server launched.
 func NewManager(o Options) *Manager {
 	m := &Manager{opts: o, servers: map[string]*server{}, prog: map[string]func(string){}}
-	m.client = sdk.NewClient(&sdk.Implementation{Name: "strata", Version: "0.1"}, &sdk.ClientOptions{
+	co := &sdk.ClientOptions{
 		ProgressNotificationHandler: m.onProgress,
 		ToolListChangedHandler:      m.onToolsChanged,
-	})
+	}
+	if o.Elicit != nil {
+		co.ElicitationHandler = m.onElicit
+	}
+	m.client = sdk.NewClient(&sdk.Implementation{Name: "strata", Version: "0.1"}, co)
 	for _, r := range o.Roots {
 		m.client.AddRoots(&sdk.Root{URI: "file://" + r})
 	}
@@ -162,7 +191,14 @@ func (m *Manager) connect(ctx context.Context, s *server) error {
 	var t sdk.Transport
 	var cmd *exec.Cmd
 	if s.cfg.URL != "" {
-		t = &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: headerClient(s.cfg.Headers), MaxRetries: -1}
+		// MaxRetries 0: the go-sdk's default reconnection, which waits as
+		// long as the server's SSE retry field says and resumes with
+		// Last-Event-ID (docs/mcp-auth.md, "Reconnection").
+		st := &sdk.StreamableClientTransport{Endpoint: s.cfg.URL, HTTPClient: headerClient(s.cfg.Headers)}
+		if !hasAuthorization(s.cfg.Headers) {
+			st.OAuthHandler = m.oauthHandler(s)
+		}
+		t = st
 	} else {
 		cmd = exec.Command(s.cfg.Command, s.cfg.Args...)
 		cmd.Dir = m.opts.Dir
@@ -205,6 +241,28 @@ func (m *Manager) connect(ctx context.Context, s *server) error {
 	}
 	m.mu.Unlock()
 	return nil
+}
+
+// oauthHandler is s's authorization: its stored token and, on a 401, the
+// authorization flow (docs/mcp-auth.md).
+func (m *Manager) oauthHandler(s *server) *oauth.Handler {
+	o := m.opts.OAuth
+	return oauth.NewHandler(oauth.Config{
+		Server: s.name, URL: s.cfg.URL, Store: o.Store, Browser: o.Browser, Out: o.Out,
+		RedirectAddr: s.cfg.OAuth.RedirectAddr, Scopes: s.cfg.OAuth.Scopes,
+		ClientID: s.cfg.OAuth.ClientID, ClientSecret: s.cfg.OAuth.ClientSecret,
+		ClientMetadataURL: o.ClientMetadataURL,
+	})
+}
+
+// hasAuthorization reports whether headers set Authorization themselves.
+func hasAuthorization(h map[string]string) bool {
+	for k := range h {
+		if strings.EqualFold(k, "Authorization") {
+			return true
+		}
+	}
+	return false
 }
 
 func listTools(ctx context.Context, sess *sdk.ClientSession) ([]*sdk.Tool, error) {

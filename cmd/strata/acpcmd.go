@@ -6,6 +6,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/acp"
 )
 
@@ -41,7 +42,8 @@ session/update, tool_call_chunk on _kiro.dev/session/update).`,
 }
 
 func acpMain(ctx context.Context, f runFlags, kiro bool) error {
-	ws, err := openWorkspace(ctx, f, nil)
+	elicit := &acp.Elicitor{Warn: warn} // MCP forms go to the client when it takes them
+	ws, err := openWorkspace(ctx, f, func(o *strata.Options) { o.MCPElicit = elicit })
 	if err != nil {
 		return err
 	}
@@ -49,5 +51,5 @@ func acpMain(ctx context.Context, f runFlags, kiro bool) error {
 	defer ws.Store().Close()
 	noteDemo(f)
 	mode, _ := approvalMode(f.approve) // validated by openWorkspace
-	return acp.ServeWith(ctx, ws, acp.ServeOptions{Mode: mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
+	return acp.ServeWith(ctx, ws, acp.ServeOptions{Mode: mode, KiroDialect: kiro, Elicit: elicit}, os.Stdin, os.Stdout)
 }

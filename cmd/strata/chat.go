@@ -67,11 +67,16 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 	if interactive && isTerminal(os.Stdout) && f.format == "text" && !plain {
 		return chatScreen(ctx, f)
 	}
+	var forms *chatForms
+	if interactive {
+		forms = &chatForms{reqs: make(chan formReq)}
+		f.lineForms = forms
+	}
 	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		res, err := plainChat(ctx, s, in, msg, interactive, agent.Mode(f.approve))
+		res, err := plainChat(ctx, s, in, msg, interactive, agent.Mode(f.approve), forms)
 		if res != nil {
 			res.Usage = withKeepAlive(s, res.Usage)
 		}
@@ -87,7 +92,10 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 // ended runs as the next prompt), and so is "/steer TEXT" anywhere; other
 // lines wait for the running prompt to end. "/steer TEXT" while no prompt
 // runs is queued for the next prompt's first model call.
-func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode) (*agent.Result, error) {
+//
+// An MCP server's form (forms, nil when not interactive) is asked while the
+// prompt runs: the lines typed then answer it (chatForms).
+func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode, forms *chatForms) (*agent.Result, error) {
 	st := &chatState{mode: mode}
 	total := &st.total
 	lines := make(chan string)
@@ -160,6 +168,8 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 			select {
 			case <-done:
 				running = false
+			case r := <-forms.requests():
+				r.reply <- forms.ask(r, msg, &lines)
 			case l, ok := <-lines:
 				switch arg, isSteer := strings.CutPrefix(l, "/steer "); {
 				case !ok:

@@ -73,22 +73,9 @@ func TestChatLineTypedOnATerminalSteers(t *testing.T) {
 	}
 	defer srv.Close()
 
-	cmd := exec.Command("script", "-qec", binary+" chat --plain --format json --approve all", "/dev/null")
-	cmd.Dir = ws
-	cmd.Env = append(os.Environ(), "HOME="+t.TempDir(), "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+configDir,
+	typed, out, exited := startPTY(t, ws, "chat --plain --format json --approve all",
+		"HOME="+t.TempDir(), "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+configDir,
 		"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL="+srv.URL(), "OPENAI_API_KEY=")
-	typed, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	out := &lockedBuffer{}
-	cmd.Stdout, cmd.Stderr = out, out
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
-	defer cmd.Process.Kill()
 
 	io.WriteString(typed, "list the files\n")
 	<-inCall // the first prompt's only model call is running
@@ -101,7 +88,6 @@ func TestChatLineTypedOnATerminalSteers(t *testing.T) {
 	if err := <-exited; err != nil {
 		t.Fatalf("strata chat under script(1): %v\n%s", err, out)
 	}
-	typed.Close()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -148,4 +134,27 @@ func TestChatLineTypedOnATerminalSteers(t *testing.T) {
 	if got := strings.Join(triggers, " "); got != "user continuation" {
 		t.Errorf("turn triggers %q; want \"user continuation\" (the typed line continues the running prompt)\n%s", got, out)
 	}
+}
+
+// startPTY starts strata with args on a pseudo-terminal (script(1)) in dir
+// with env added; it returns what is typed on it, its output and its exit
+// (the process is killed when the test ends).
+func startPTY(t *testing.T, dir, args string, env ...string) (io.WriteCloser, *lockedBuffer, <-chan error) {
+	t.Helper()
+	cmd := exec.Command("script", "-qec", binary+" "+args, "/dev/null")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), env...)
+	typed, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := &lockedBuffer{}
+	cmd.Stdout, cmd.Stderr = out, out
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cmd.Wait() }()
+	t.Cleanup(func() { typed.Close(); cmd.Process.Kill() })
+	return typed, out, exited
 }

@@ -26,7 +26,7 @@ import (
 // to the terminal so that it stays in the scrollback (docs/cli.md, "chat").
 func chatScreen(ctx context.Context, f runFlags) error {
 	var send lazySend
-	f.screen = &screenHooks{observe: tui.Observer(send.send), approver: tui.Approver{Send: send.send}}
+	f.screen = &screenHooks{observe: tui.Observer(send.send), approver: tui.Approver{Send: send.send}, elicit: tui.Elicitor{Send: send.send}}
 	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err

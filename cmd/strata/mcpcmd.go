@@ -47,7 +47,7 @@ running servers' tools/list answers (each tool's spec as the model is sent it) t
 	list.Flags().StringVar(&format, "format", "table", "table or json")
 	list.Flags().BoolVar(&trust, "trust", false, trustHelp)
 	list.Flags().StringVar(&record, "record", "", "also write the servers' tools/list answers to this JSON file (for bench cache --mcp-tools)")
-	cmd.AddCommand(list)
+	cmd.AddCommand(list, newMCPAuthCmd(), newMCPLogoutCmd())
 	return cmd
 }
 
@@ -59,41 +59,19 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, recor
 	if err != nil {
 		return err
 	}
-	var servers []config.NamedMCPServer
-	var req strata.TrustRequest
-	if mcpFile == "" {
-		// The agent run would load, and the same trust request: trusting
-		// here or in run covers both.
-		a, r, err := strata.WorkspaceCommands(wd, agentFile)
-		if err != nil {
-			return cliError(err)
-		}
-		for _, w := range a.Warnings {
-			warn(w.String())
-		}
-		if a.Resolved != nil {
-			servers = a.Resolved.MCPServers
-		}
-		req = r
-	} else {
-		c, err := config.LoadMCPConfig(mcpFile)
-		if err != nil {
-			return usageError{fmt.Errorf("%w (pass --agent FILE or --mcp-config FILE)", err)}
-		}
-		home, _ := os.UserHomeDir()
-		for _, w := range c.Check(wd, home) {
-			warn(w.String())
-		}
-		for name, s := range c.Servers {
-			servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
-		}
-		sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
-		req = strata.NewTrustRequest(wd, "", nil, servers)
+	servers, req, err := mcpServers(wd, agentFile, mcpFile)
+	if err != nil {
+		return err
 	}
 	if err := strata.CheckTrust(ctx, cliTrust(trust), req); err != nil {
 		return cliError(err)
 	}
-	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter()}) // stderr tails are shown below
+	oa, err := mcpOAuthOptions(isTerminal(os.Stdin))
+	if err != nil {
+		return err
+	}
+	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter(), // stderr tails are shown below
+		OAuth: oa, Elicit: cliElicitor(listElicit())})
 	defer m.Terminate()
 	for _, s := range servers {
 		_ = m.LaunchServer(ctx, s.Name, strata.MCPServerConfig(s.Server)) // the failure is in the status
@@ -145,6 +123,42 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, recor
 	return allFailed(st)
 }
 
+// mcpServers returns the MCP servers run would start in wd (those of the
+// agent, or of strata's default agent) or those of mcpFile, and the trust
+// request for them.
+func mcpServers(wd, agentFile, mcpFile string) ([]config.NamedMCPServer, strata.TrustRequest, error) {
+	var servers []config.NamedMCPServer
+	var req strata.TrustRequest
+	if mcpFile == "" {
+		// The agent run would load, and the same trust request: trusting
+		// here or in run covers both.
+		a, r, err := strata.WorkspaceCommands(wd, agentFile)
+		if err != nil {
+			return nil, req, cliError(err)
+		}
+		for _, w := range a.Warnings {
+			warn(w.String())
+		}
+		if a.Resolved != nil {
+			servers = a.Resolved.MCPServers
+		}
+		return servers, r, nil
+	}
+	c, err := config.LoadMCPConfig(mcpFile)
+	if err != nil {
+		return nil, req, usageError{fmt.Errorf("%w (pass --agent FILE or --mcp-config FILE)", err)}
+	}
+	home, _ := os.UserHomeDir()
+	for _, w := range c.Check(wd, home) {
+		warn(w.String())
+	}
+	for name, s := range c.Servers {
+		servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
+	}
+	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
+	return servers, strata.NewTrustRequest(wd, "", nil, servers), nil
+}
+
 // allFailed is an error when at least one server was started and none is
 // running, so that scripts see the failure in the exit status (1).
 func allFailed(st []mcp.Status) error {
@@ -162,4 +176,13 @@ func allFailed(st []mcp.Status) error {
 		return fmt.Errorf("all %d MCP server(s) failed to start (see DETAIL and stderr above; --verbose logs more)", started)
 	}
 	return nil
+}
+
+// listElicit is why `mcp list` cannot ask MCP forms ("" = it can: stdin is
+// a terminal).
+func listElicit() string {
+	if isTerminal(os.Stdin) {
+		return ""
+	}
+	return "no terminal to ask on"
 }

@@ -19,6 +19,7 @@ import (
 	"github.com/strata-agent/strata/internal/demo"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/mcp"
 )
 
 type runFlags struct {
@@ -46,12 +47,16 @@ type runFlags struct {
 	// loop's events and answers approvals instead of stdout and the
 	// terminal prompt.
 	screen *screenHooks
+	// lineForms is set by chat's line mode on a terminal: its stdin reader
+	// owns the terminal, so MCP forms are asked through it (chatForms).
+	lineForms *chatForms
 }
 
 // screenHooks connect a full-screen UI to drive.
 type screenHooks struct {
 	observe  func(event.Event)
 	approver agent.Approver
+	elicit   mcp.Elicitor // MCP servers' forms, asked on the screen
 }
 
 func newRunCmd() *cobra.Command {
@@ -196,7 +201,17 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 		approver = f.screen.approver
 		so.OnEvent = f.screen.observe
 	}
-	ws, err := openWorkspace(ctx, f, func(o *strata.Options) { o.Approver = approver })
+	ws, err := openWorkspace(ctx, f, func(o *strata.Options) {
+		o.Approver = approver
+		switch {
+		case f.screen != nil:
+			o.MCPElicit = f.screen.elicit
+		case f.lineForms != nil:
+			o.MCPElicit = f.lineForms
+		case isTerminal(os.Stdin):
+			o.MCPElicit = cliElicitor("")
+		}
+	})
 	if err != nil {
 		return err
 	}
@@ -316,6 +331,10 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 		MaxSubAgentDepth: f.subAgentDepth, MaxSubAgentsPerResponse: f.subAgentsPerResponse,
 		MaxToolCallsPerResponse: f.toolCallsPerResponse, WebFetchAllowPrivate: f.webFetchPrivate}
 	f.context.apply(&o)
+	if o.MCPOAuth, err = mcpOAuthOptions(isTerminal(os.Stdin)); err != nil {
+		return nil, err
+	}
+	o.MCPElicit = cliElicitor("no terminal to ask on")
 	if f.compactTLDR && !f.compact {
 		return nil, usageError{errors.New("--compact-tldr needs --compact")}
 	}

@@ -5,6 +5,7 @@
 // cache read/write, context-window use, cost) and tool approvals that show
 // what the call will do before they are answered with a key. It drives any
 // run function; the CLI passes the agent's Prompt (docs/cli.md, "chat").
+// MCP servers' forms are answered field by field (elicit.go).
 package tui
 
 import (
@@ -62,6 +63,7 @@ type Model struct {
 	calls    int
 	approval *ApprovalMsg
 	never    map[string]bool // tools answered "never": refused without asking
+	form     *form           // an MCP elicitation being answered (elicit.go)
 	width    int
 	height   int
 	quitting bool
@@ -158,6 +160,8 @@ func (m *Model) Update(msg tea.Msg) (tea.Model, tea.Cmd) {
 		m.note(kNotice, strings.TrimRight(msg.Text, "\n"))
 	case ApprovalMsg:
 		return m, m.ask(msg)
+	case ElicitMsg:
+		m.startForm(msg)
 	case doneMsg:
 		m.running, m.cancel = false, nil
 		switch {
@@ -255,6 +259,9 @@ func (m *Model) scroll(k tea.KeyPressMsg) bool {
 // key handles a key press: scrolling, approval answers, cancel, quit,
 // completion, send.
 func (m *Model) key(k tea.KeyPressMsg) (tea.Model, tea.Cmd) {
+	if m.form != nil {
+		return m.formKey(k)
+	}
 	if m.scroll(k) {
 		return m, nil
 	}
@@ -490,6 +497,8 @@ func (m *Model) Status() string {
 	switch {
 	case m.approval != nil:
 		state, short = "approve?", "approve?"
+	case m.form != nil:
+		state, short = "answer the form (esc cancels)", "form"
 	case m.running && m.steer != nil:
 		state, short = "running (esc cancels, enter steers)", "enter steers"
 	case m.running:
@@ -535,12 +544,22 @@ type Approver struct{ Send func(tea.Msg) }
 
 // Approve implements agent.Approver; a cancelled ctx rejects.
 func (a Approver) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
-	reply := make(chan agent.Decision, 1)
-	a.Send(ApprovalMsg{Request: r, Reply: reply})
+	return ask(ctx, a.Send, func(reply chan<- agent.Decision) tea.Msg { return ApprovalMsg{Request: r, Reply: reply} }, agent.RejectOnce)
+}
+
+// ask sends the message msg makes to the program and waits for its reply,
+// or returns cancelled and ctx's error when ctx ends first.
+func ask[A any](ctx context.Context, send func(tea.Msg), msg func(chan<- A) tea.Msg, cancelled A) (A, error) {
+	reply := make(chan A, 1)
+	send(msg(reply))
 	select {
-	case d := <-reply:
-		return d, nil
+	case a := <-reply:
+		return a, nil
 	case <-ctx.Done():
-		return agent.RejectOnce, ctx.Err()
+		return cancelled, ctx.Err()
 	}
 }
+
+// write adds text the form code (elicit.go) shows to the transcript as a
+// notice.
+func (m *Model) write(text string) { m.note(kNotice, strings.Trim(text, "\n")) }
