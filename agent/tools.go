@@ -86,6 +86,10 @@ func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	if e.cfg.AllowedTool != nil && !e.cfg.AllowedTool(call.Name) {
 		return "", fmt.Sprintf("tool %q is not among the agent's tools", call.Name), false
 	}
+	if e.cfg.Authority != nil {
+		by, reason = e.cfg.Authority(call)
+		return by, reason, false
+	}
 	mode := func(answer string) {
 		e.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: s.Run.CorrelationID, Turn: ptr(s.Run.Turn), ToolCall: &call, Text: string(e.cfg.Mode) + ": " + answer})
 	}
