@@ -157,7 +157,10 @@ func (r *runner) run(ctx context.Context) (*State, error) {
 		}
 		next := r.transition(e, idx, outcome)
 		r.stMu.Lock()
-		r.st.Next, r.st.Done = next, nil
+		r.st.Next, r.st.Done, r.st.Feedback = next, nil, ""
+		if outcome == Retry {
+			r.st.Feedback = r.st.Slots[e.Name].Reason
+		}
 		if next == "" {
 			r.st.Outcome = OK
 			if outcome == Fail {

@@ -37,8 +37,8 @@ func (r *runner) stage(ctx context.Context, s *Stage, group string) (string, err
 	// Setup: the StageContext.
 	r.stMu.Lock()
 	attempt := r.st.Attempts[s.Name] + 1
-	feedback := ""
-	if sl, ok := r.st.Slots[s.Name]; ok && sl.Outcome == Retry {
+	feedback := r.st.Feedback
+	if sl, ok := r.st.Slots[s.Name]; ok && sl.Outcome == Retry && group != "" {
 		feedback = sl.Reason
 	}
 	inputs := maps.Clone(r.st.Inputs)

@@ -31,6 +31,9 @@ type State struct {
 	RetriesUsed map[string]int `json:"retries_used,omitempty"`
 	// Attempts counts each stage's executions that reached Exit.
 	Attempts map[string]int `json:"attempts,omitempty"`
+	// Feedback is the reason of the last retry, for the stage the retry
+	// leads to (StageContext.Feedback); cleared by any other outcome.
+	Feedback string `json:"feedback,omitempty"`
 	// Outcome is the workflow's outcome once it ended: ok or fail.
 	Outcome string `json:"outcome,omitempty"`
 }
