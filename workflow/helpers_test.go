@@ -90,7 +90,14 @@ func fixture(t *testing.T) string {
 // open opens a workspace in dir on m (Anthropic wire), with store.
 func open(t *testing.T, dir string, m *model, store session.Store) (*strata.Workspace, *strata.Session) {
 	t.Helper()
-	ws, err := strata.Open(t.Context(), strata.Options{Dir: dir, NoProjectFiles: true, ProviderName: "anthropic", Respond: m.respond, Store: store, DisableRepoContext: true})
+	return openWith(t, strata.Options{Dir: dir, Store: store}, m)
+}
+
+// openWith is open with more options (o.Dir and o.Store set).
+func openWith(t *testing.T, o strata.Options, m *model) (*strata.Workspace, *strata.Session) {
+	t.Helper()
+	o.NoProjectFiles, o.ProviderName, o.Respond, o.DisableRepoContext = true, "anthropic", m.respond, true
+	ws, err := strata.Open(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
