@@ -4,6 +4,8 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -359,5 +361,26 @@ func TestWorkflowDefinitionErrors(t *testing.T) {
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%q: error %v; want it to contain %q", tc.src, err, tc.want)
 		}
+	}
+}
+
+// The README's workflow example is a valid definition.
+func TestWorkflowREADMEExampleIsValid(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join("..", "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "## Workflows\n")
+	_, block, ok2 := strings.Cut(sec, "```yaml\n")
+	block, _, ok3 := strings.Cut(block, "```")
+	if !ok || !ok2 || !ok3 {
+		t.Fatal("README.md has no yaml block under ## Workflows")
+	}
+	d, err := workflow.Parse("README.md", []byte(block))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(d.Stages) != 3 || d.Stages[2].Next.Retry != "implement" || d.Stages[2].Assert.Command != "go test ./..." {
+		t.Errorf("README example parsed as %+v", d.Stages)
 	}
 }
