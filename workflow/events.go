@@ -3,6 +3,8 @@ package workflow
 import (
 	"context"
 	"encoding/json"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/strata-agent/strata/event"
@@ -60,6 +62,32 @@ type Event struct {
 	// Transcript is the stage-local transcript Assert received
 	// (StageAssertOutcome; Go programs only).
 	Transcript []llm.Message `json:"-"`
+}
+
+// String is e as one line of text: the kind without its namespace, then
+// stage, group, tool, outcome, attempt, capHit, an exit's completion and
+// the first line of the reason.
+func (e Event) String() string {
+	line := strings.TrimPrefix(string(e.Kind), "workflow.")
+	for _, kv := range [][2]string{{"stage", e.Stage}, {"group", e.Group}, {"tool", e.Tool}, {"outcome", e.Outcome}} {
+		if kv[1] != "" {
+			line += " " + kv[0] + "=" + kv[1]
+		}
+	}
+	if e.Attempt > 0 {
+		line += " attempt=" + strconv.Itoa(e.Attempt)
+	}
+	if e.CapHit {
+		line += " capHit"
+	}
+	if len(e.Completion) > 0 && e.Kind == StageExited {
+		line += " " + string(e.Completion)
+	}
+	if e.Reason != "" {
+		r, _, _ := strings.Cut(e.Reason, "\n")
+		line += " (" + r + ")"
+	}
+	return line
 }
 
 // emit publishes e on the session's bus and to Options.OnEvent.

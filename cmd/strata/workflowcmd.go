@@ -159,26 +159,7 @@ func (p *workflowPrinter) event(e workflow.Event) {
 		fmt.Fprintf(p.w, "%s\n", b)
 		return
 	}
-	line := "▸ " + strings.TrimPrefix(string(e.Kind), "workflow.")
-	for _, kv := range [][2]string{{"stage", e.Stage}, {"group", e.Group}, {"tool", e.Tool}, {"outcome", e.Outcome}} {
-		if kv[1] != "" {
-			line += " " + kv[0] + "=" + kv[1]
-		}
-	}
-	if e.Attempt > 0 {
-		line += fmt.Sprintf(" attempt=%d", e.Attempt)
-	}
-	if e.CapHit {
-		line += " capHit"
-	}
-	if len(e.Completion) > 0 && e.Kind == workflow.StageExited {
-		line += " " + string(e.Completion)
-	}
-	if e.Reason != "" {
-		r, _, _ := strings.Cut(e.Reason, "\n")
-		line += " (" + r + ")"
-	}
-	fmt.Fprintln(p.w, line)
+	fmt.Fprintln(p.w, "▸ "+e.String())
 }
 
 func (p *workflowPrinter) loop(stage string, e event.Event) {
