@@ -37,9 +37,11 @@ func (r *runner) checkGate(ctx context.Context, s *Stage, sc *StageContext) (boo
 	return true, "", nil
 }
 
-// shell runs command in the workspace the way the execute_bash tool does
-// (the workspace directory, its command policy and output capture). It
-// reports whether it exited 0, and its output.
+// shell runs command in the workspace directory through the execute_bash
+// tool's runner (its process group, kill on cancel, output capture). The
+// command is the definition's, not the model's, so the agent's command
+// policy for the model does not apply. It reports whether the command
+// exited 0, and its output.
 func (r *runner) shell(ctx context.Context, command string) (bool, string, error) {
 	in, _ := json.Marshal(map[string]string{"command": command})
 	res, err := (&tool.ExecuteBash{}).Run(ctx, &tool.Env{Workdir: r.ws.Dir()}, in)

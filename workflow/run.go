@@ -218,12 +218,21 @@ func (r *runner) group(ctx context.Context, g *Stage) (string, error) {
 	var mu sync.Mutex
 	outcome := OK
 	var firstErr error
+	// A resumed group: siblings that exited keep their outcome; one that
+	// failed failed the group.
+	r.stMu.Lock()
+	for _, sib := range g.Parallel {
+		if slices.Contains(r.st.Done, sib.Name) && r.st.Slots[sib.Name].Outcome == Fail {
+			outcome = Fail
+		}
+	}
+	r.stMu.Unlock()
 	for i := range g.Parallel {
 		sib := &g.Parallel[i]
 		r.stMu.Lock()
 		done := slices.Contains(r.st.Done, sib.Name)
 		r.stMu.Unlock()
-		if done {
+		if done || outcome == Fail {
 			continue
 		}
 		wg.Add(1)
@@ -251,7 +260,15 @@ func (r *runner) group(ctx context.Context, g *Stage) (string, error) {
 		r.emit(ctx, Event{Kind: SessionTurnEnd, Stage: g.Name, Outcome: Fail})
 		return "", firstErr
 	}
-	if outcome == OK && g.Join != nil {
+	r.stMu.Lock()
+	joined := g.Join != nil && slices.Contains(r.st.Done, g.Join.Name)
+	r.stMu.Unlock()
+	switch {
+	case outcome == OK && joined:
+		r.stMu.Lock()
+		outcome = r.st.Slots[g.Join.Name].Outcome
+		r.stMu.Unlock()
+	case outcome == OK && g.Join != nil:
 		o, err := r.member(ctx, g.Join, g.Name)
 		if err != nil {
 			r.emit(ctx, Event{Kind: SessionTurnEnd, Stage: g.Name, Outcome: Cancelled})

@@ -26,7 +26,6 @@ type act struct {
 	completion json.RawMessage // nil when the completion tool did not run
 	capHit     bool
 	transcript []llm.Message
-	last       string // the last assistant text
 }
 
 // stage runs one stage execution: Setup, the check gate, Init, Act,
@@ -159,7 +158,7 @@ func (r *runner) act(ctx context.Context, s *Stage, body, text string) (*act, er
 		return nil, err
 	}
 	defer fork.Close()
-	res, err := fork.Prompt(ctx, text)
+	_, err = fork.Prompt(ctx, text)
 	a := &act{transcript: fork.History()}
 	switch {
 	case errors.Is(err, agent.ErrMaxTurns):
@@ -168,9 +167,6 @@ func (r *runner) act(ctx context.Context, s *Stage, body, text string) (*act, er
 		a.capHit = true
 	case err != nil:
 		return nil, err
-	}
-	if res != nil {
-		a.last = res.Message.Text()
 	}
 	mu.Lock()
 	a.completion = completion

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/strata-agent/strata/event"
@@ -424,4 +425,53 @@ func blockText(b llm.Block) string {
 		t += c.Text
 	}
 	return t
+}
+
+// A group interrupted after one sibling's Exit resumes with the other
+// sibling and the join only: the sibling that exited is not run again.
+func TestWorkflowGroupResumeRunsOnlyUnfinishedSiblings(t *testing.T) {
+	m := reviewModel(t, false)
+	inner := m.next
+	ctx, cancel := context.WithCancel(t.Context())
+	exited := make(chan struct{})
+	var once sync.Once
+	m.next = func(stage, body string) replay.Reply {
+		if stage == "review_style" {
+			once.Do(func() {
+				<-exited
+				cancel()
+			})
+		}
+		return inner(stage, body)
+	}
+	store := session.NewMemory()
+	ws, s := open(t, fixture(t), m, store)
+	var rec recorder
+	o := rec.options()
+	on := o.OnEvent
+	o.OnEvent = func(e workflow.Event) {
+		on(e)
+		if e.Kind == workflow.StageExited && e.Stage == "review_correctness" {
+			close(exited)
+		}
+	}
+	if _, err := workflow.Run(ctx, ws, s, load(t, "review.yaml"), nil, o); !errors.Is(err, context.Canceled) {
+		t.Fatalf("run: %v; want context.Canceled", err)
+	}
+	saved, err := workflow.LoadState(t.Context(), store, s.ID())
+	if err != nil || saved.Next != "reviews" || !slices.Equal(saved.Done, []string{"review_correctness"}) {
+		t.Fatalf("stored next %q done %v (%v); want reviews, [review_correctness]", saved.Next, saved.Done, err)
+	}
+	before := m.requests("review_correctness")
+	var rec2 recorder
+	st, err := workflow.Resume(t.Context(), ws, s, rec2.options())
+	if err != nil || st.Outcome != workflow.OK {
+		t.Fatalf("resume: %v, outcome %q", err, st.Outcome)
+	}
+	if m.requests("review_correctness") != before || len(rec2.find(workflow.StageEntered, "review_correctness")) != 0 {
+		t.Error("resume ran the sibling that had exited")
+	}
+	if len(rec2.find(workflow.StageExited, "review_style")) != 1 || len(rec2.find(workflow.StageExited, "merge")) != 1 {
+		t.Errorf("resume events:\n%s", strings.Join(rec2.trace(), "\n"))
+	}
 }
