@@ -10,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
@@ -473,5 +474,38 @@ func TestWorkflowGroupResumeRunsOnlyUnfinishedSiblings(t *testing.T) {
 	}
 	if len(rec2.find(workflow.StageExited, "review_style")) != 1 || len(rec2.find(workflow.StageExited, "merge")) != 1 {
 		t.Errorf("resume events:\n%s", strings.Join(rec2.trace(), "\n"))
+	}
+}
+
+// "A parallel fan-out group (siblings + optional join)": the siblings'
+// loops run concurrently, each on its own fork: each sibling's first model
+// call waits until the other's has arrived too.
+func TestWorkflowSiblingsRunConcurrently(t *testing.T) {
+	m := reviewModel(t, false)
+	inner := m.next
+	var wg sync.WaitGroup
+	wg.Add(2)
+	var mu sync.Mutex
+	first := map[string]bool{}
+	m.next = func(stage, body string) replay.Reply {
+		mu.Lock()
+		isFirst := stage != "merge" && !first[stage]
+		first[stage] = true
+		mu.Unlock()
+		if isFirst {
+			wg.Done()
+			done := make(chan struct{})
+			go func() { wg.Wait(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(time.Minute): // a hang guard, not a timing assertion
+				t.Errorf("sibling %s's first call came alone: the siblings did not run concurrently", stage)
+			}
+		}
+		return inner(stage, body)
+	}
+	ws, s := open(t, fixture(t), m, session.NewMemory())
+	if _, err := workflow.Run(t.Context(), ws, s, load(t, "review.yaml"), nil, workflow.Options{}); err != nil {
+		t.Fatal(err)
 	}
 }

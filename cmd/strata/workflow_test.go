@@ -177,6 +177,13 @@ func TestWorkflowValidateCLI(t *testing.T) {
 	if r.code != 2 || !strings.Contains(r.stderr, bad+":5: /stages/0/turnCap:") {
 		t.Errorf("exit %d, stderr %q; want 2 and file:5: /stages/0/turnCap", r.code, r.stderr)
 	}
+	fix, _ := filepath.Abs(filepath.Join("..", "..", "examples", "workflows", "fix-tests.yaml"))
+	if r := runCLI(t, t.TempDir(), nil, "workflow", "run", fix, "--input", "nosuch=1"); r.code != 2 || !strings.Contains(r.stderr, `unknown input "nosuch"`) {
+		t.Errorf("an unknown input: exit %d, stderr %q; want 2 naming it", r.code, r.stderr)
+	}
+	if r := runCLI(t, t.TempDir(), nil, "workflow", "run", fix); r.code != 2 || !strings.Contains(r.stderr, "missing required input(s) goal") {
+		t.Errorf("a missing input: exit %d, stderr %q; want 2 naming it", r.code, r.stderr)
+	}
 	files, _ := filepath.Glob(filepath.Join("..", "..", "examples", "workflows", "*.yaml"))
 	if len(files) < 4 {
 		t.Fatalf("examples: %v", files)
