@@ -21,7 +21,7 @@ import (
 // real Anthropic SDK sent; requests are counted by the stage they belong
 // to (found by a marker of the stage's body in the system prompt).
 type model struct {
-	t       *testing.T
+	t       testing.TB
 	markers map[string]string // stage → a phrase of its body
 	next    func(stage, body string) replay.Reply
 	mu      sync.Mutex
@@ -72,7 +72,7 @@ func complete(id, input string) replay.Reply { return call(id, workflow.Completi
 
 // fixture copies testdata/fixmod (a Go module whose test fails) to a new
 // directory.
-func fixture(t *testing.T) string {
+func fixture(t testing.TB) string {
 	t.Helper()
 	dir := t.TempDir()
 	for _, f := range []string{"go.mod", "calc.go", "calc_test.go"} {
@@ -94,7 +94,7 @@ func open(t *testing.T, dir string, m *model, store session.Store) (*strata.Work
 }
 
 // openWith is open with more options (o.Dir and o.Store set).
-func openWith(t *testing.T, o strata.Options, m *model) (*strata.Workspace, *strata.Session) {
+func openWith(t testing.TB, o strata.Options, m *model) (*strata.Workspace, *strata.Session) {
 	t.Helper()
 	o.NoProjectFiles, o.ProviderName, o.Respond, o.DisableRepoContext = true, "anthropic", m.respond, true
 	ws, err := strata.Open(t.Context(), o)
