@@ -19,6 +19,8 @@ var (
 	memberSchema = subschema("member")
 	lastProperty = regexp.MustCompile(`/properties/([A-Za-z]+)`)
 	lastMessage  = regexp.MustCompile(`validating [^:]*: ([^:]+(: [^:]*)?)$`)
+	ratio        = regexp.MustCompile(`\b(-?\d+)/1\b`)   // jsonschema-go prints integers as rationals
+	zeros        = regexp.MustCompile(`\b(-?\d+)\.0+\b`) // and bounds as floats
 	rootKeys     = []string{"name", "description", "inputs", "stages"}
 	stageKeys    = []string{"name", "description", "body", "prompt", "allowedTools", "turnCap", "completion", "check", "assert", "retries", "grants", "next"}
 	groupKeys    = []string{"name", "description", "parallel", "join", "next"}
@@ -111,7 +113,7 @@ func refine(field string, err error) (string, string) {
 	if m := lastMessage.FindStringSubmatch(msg); m != nil {
 		msg = m[1]
 	}
-	return field, msg
+	return field, zeros.ReplaceAllString(ratio.ReplaceAllString(msg, "$1"), "$1")
 }
 
 // unknownKey returns a key of m not in known ("" when none), the first
