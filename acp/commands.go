@@ -66,7 +66,7 @@ func commands(ctx context.Context, srcs []PromptSource) map[string]command {
 }
 
 // availableCommands is the available_commands_update of cmds, sorted by
-// name, then the built-in /agent; a command with arguments gets an input
+// name, then the built-in /agent and /workflow; a command with arguments gets an input
 // hint naming them.
 func availableCommands(cmds map[string]command) sdk.SessionUpdate {
 	names := make([]string, 0, len(cmds))
@@ -86,7 +86,7 @@ func availableCommands(cmds map[string]command) sdk.SessionUpdate {
 		}
 		list = append(list, ac)
 	}
-	list = append(list, agentCommandEntry) // built in, after the MCP prompts (agentswap.go)
+	list = append(list, agentCommandEntry, workflowCommandEntry) // built in, after the MCP prompts (agentswap.go, workflowcmd.go)
 	return sdk.SessionUpdate{AvailableCommandsUpdate: &sdk.SessionAvailableCommandsUpdate{
 		AvailableCommands: list, SessionUpdate: "available_commands_update"}}
 }

@@ -58,7 +58,7 @@ func TestCommandsFromMCPPrompts(t *testing.T) {
 		t.Fatalf("commands %v; want %v", names, want)
 	}
 	list := availableCommands(cmds).AvailableCommandsUpdate.AvailableCommands
-	if len(list) != 4 || list[3].Name != "agent" || list[2].Name != "weather" || list[2].Description != "the weather (MCP prompt of a)" ||
+	if len(list) != 5 || list[3].Name != "agent" || list[4].Name != "workflow" || list[2].Name != "weather" || list[2].Description != "the weather (MCP prompt of a)" ||
 		list[2].Input.Unstructured.Hint != "city" || list[0].Input.Unstructured.Hint != "lang=… [style=…]" {
 		t.Errorf("available commands %+v", list)
 	}

@@ -317,6 +317,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if name, ok := agentCommand(text); ok {
 		return s.swapAgent(ctx, x, name)
 	}
+	if args, ok := workflowCommand(text); ok {
+		return s.runWorkflow(ctx, x, args)
+	}
 	if t, ok, err := expand(ctx, x.commands, text); err != nil {
 		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
 	} else if ok {

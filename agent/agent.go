@@ -158,6 +158,12 @@ type Config struct {
 	// deniedPaths, denyByDefault: "deny without asking"): a non-empty
 	// reason denies, and the model reads it in the tool_result.
 	Denied func(call llm.Block) (reason string)
+	// Authority, when set, is a driving state machine's decision for a
+	// call the agent's tools permit (docs/workflows.md, "authority"): it
+	// replaces the mode gate, which then never sees the call. It returns
+	// who approved the call, or the reason it is denied; the guard hooks
+	// still judge an approved call.
+	Authority func(call llm.Block) (by, reason string)
 	// Mode is step 2: how allowed calls are approved ("" = ModeAll).
 	Mode Mode
 	// PreApproved says whether a call is approved without asking in

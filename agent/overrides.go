@@ -31,6 +31,9 @@ type Overrides struct {
 	Hooks []Hook
 	// MaxTurns replaces the continuation limit (0 = Config.MaxTurns).
 	MaxTurns int
+	// Authority, when set, replaces Config.Authority: a state machine's
+	// approval of each call in place of the mode gate.
+	Authority func(call llm.Block) (by, reason string)
 }
 
 // With returns c changed by o. It fails when an Extra tool cannot be
@@ -77,6 +80,9 @@ func (c Config) With(o Overrides) (Config, error) {
 	}
 	if o.MaxTurns > 0 {
 		c.MaxTurns = o.MaxTurns
+	}
+	if o.Authority != nil {
+		c.Authority = o.Authority
 	}
 	return c, nil
 }

@@ -80,8 +80,9 @@ func (e *Engine) authorizeFrom(ctx context.Context, s *State) Step {
 
 // gate runs steps 1 and 2 of the authority stack for one call
 // (docs/loop.md, rule 9): the agent's allowed tools and Config.Denied
-// (kiro's deny-without-asking rules, in every mode), then the approval
-// mode. It returns who approved, or the reason for a denial, or ask when
+// (kiro's deny-without-asking rules, in every mode), then a driving state
+// machine's Config.Authority when set (docs/workflows.md: it replaces the
+// mode gate), else the approval mode. It returns who approved, or the reason for a denial, or ask when
 // the Approver must answer.
 func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	if e.cfg.AllowedTool != nil && !e.cfg.AllowedTool(call.Name) {
@@ -91,6 +92,10 @@ func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 		if reason := e.cfg.Denied(call); reason != "" {
 			return "", reason, false
 		}
+	}
+	if e.cfg.Authority != nil {
+		by, reason = e.cfg.Authority(call)
+		return by, reason, false
 	}
 	mode := func(answer string) {
 		e.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: s.Run.CorrelationID, Turn: ptr(s.Run.Turn), ToolCall: &call, Text: string(e.cfg.Mode) + ": " + answer})

@@ -34,6 +34,7 @@ type Memory struct {
 	pings       map[string][]Ping            // by session id, in the order stored
 	tldrs       map[string]map[string]string // by session id, then key (Store.SaveTLDR)
 	checkpoints map[string][]byte            // by loop id (Checkpoints)
+	workflows   map[string][]byte            // by session id (WorkflowStates)
 	clock       func() time.Time             // leases' clock; nil = time.Now (tests set it)
 }
 
