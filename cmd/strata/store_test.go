@@ -25,3 +25,20 @@ func TestConfigRedactsTheStorePassword(t *testing.T) {
 		t.Errorf("the log holds the password:\n%s", b)
 	}
 }
+
+// A store that is neither a file path nor postgres:// is refused with a
+// usage error naming what is accepted, from the flag and from STRATA_STORE.
+func TestUnknownStoreIsAUsageError(t *testing.T) {
+	for _, c := range []struct {
+		env  []string
+		args []string
+	}{
+		{nil, []string{"sessions", "list", "--store", "mysql://db/strata"}},
+		{[]string{"STRATA_STORE=mysql://db/strata"}, []string{"sessions", "list"}},
+	} {
+		r := runCLI(t, t.TempDir(), c.env, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, "mysql://db/strata") || !strings.Contains(r.stderr, "postgres://") {
+			t.Errorf("%v %v: exit %d\n%s", c.env, c.args, r.code, r.stderr)
+		}
+	}
+}

@@ -14,6 +14,17 @@ import (
 // module is strata's module path: types from packages under it are allowed.
 const module = "github.com/strata-agent/strata"
 
+// openTelemetryAPI are the one exemption: the OpenTelemetry API's provider
+// interfaces, which issue 29 asks library users to pass in
+// strata.Options.TracerProvider / MeterProvider (docs/telemetry.md). They
+// are the vendor-neutral, stable (v1) API every tracing backend implements,
+// the way an embedder hands any Go library its tracer; the SDK and the
+// exporters stay out of every checked API.
+var openTelemetryAPI = map[string]bool{
+	"go.opentelemetry.io/otel/trace":  true,
+	"go.opentelemetry.io/otel/metric": true,
+}
+
 // checked lists the packages whose exported API must not mention foreign
 // types: every importable package of the module.
 var checked = []string{
@@ -28,6 +39,9 @@ var checked = []string{
 	module + "/mcp",
 	module + "/prompt/...",
 	module + "/session",
+	module + "/session/postgres",
+	module + "/session/storetest",
+	module + "/telemetry",
 	module + "/token",
 	module + "/tool",
 	module + "/trajectory",
@@ -220,7 +234,7 @@ func foreign(pkg *types.Package) bool {
 		return false // universe: error, comparable, any
 	}
 	p := pkg.Path()
-	if p == module || strings.HasPrefix(p, module+"/") {
+	if p == module || strings.HasPrefix(p, module+"/") || openTelemetryAPI[p] {
 		return false
 	}
 	first, _, _ := strings.Cut(p, "/")
