@@ -93,9 +93,11 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 		r.systemFiles = [2]string{filepath.Join(dir, DefaultSystemFile), filepath.Join(dir, DefaultSystemExtraFile)}
 	}
 	f := &urlfetch.Fetcher{AllowPrivate: true} // URLs the person gave; link-local stays refused
-	// URLs found in the conversation's user messages get the default
-	// fetcher: loopback and private addresses refused too (docs/security.md).
-	r.prompted = &promptURLs{fetcher: &urlfetch.Fetcher{}, given: map[string]bool{}, docs: map[string]*prompt.URLDoc{}}
+	// URLs found in the conversation's user messages (a sub-agent's task is
+	// written by the model) are fetched as web_fetch fetches: loopback and
+	// private addresses only with Options.WebFetchAllowPrivate
+	// (docs/security.md).
+	r.prompted = &promptURLs{fetcher: &urlfetch.Fetcher{AllowPrivate: o.WebFetchAllowPrivate}, given: map[string]bool{}, docs: map[string]*prompt.URLDoc{}}
 	for _, u := range o.URLs {
 		d, err := urlDoc(ctx, f, u)
 		if err != nil {

@@ -31,9 +31,18 @@ func TestURLsMentionedInThePromptAreFetchedWithSymbolMaps(t *testing.T) {
 		}
 	}))
 	defer srv.Close()
-	ws := openWorkspace(t, strata.Options{Dir: workspaceDir(t), Agent: "dev", ProviderName: "anthropic", Layout: "tiered",
-		URLs: []string{srv.URL + "/guide"}})
 	prompt := "Port " + srv.URL + "/lib/shapes.py to Go, following " + srv.URL + "/guide."
+	// A URL in a message is fetched as web_fetch fetches: this loopback one
+	// only when private addresses are allowed (docs/security.md).
+	closed := openWorkspace(t, strata.Options{Dir: workspaceDir(t), Agent: "dev", ProviderName: "anthropic", Layout: "tiered"})
+	if _, err := closed.Render(context.Background(), strata.RenderOptions{Prompt: prompt}); err != nil {
+		t.Fatal(err)
+	}
+	if hits["/lib/shapes.py"] != 0 {
+		t.Fatal("a loopback URL in the prompt was fetched without WebFetchAllowPrivate")
+	}
+	ws := openWorkspace(t, strata.Options{Dir: workspaceDir(t), Agent: "dev", ProviderName: "anthropic", Layout: "tiered",
+		URLs: []string{srv.URL + "/guide"}, WebFetchAllowPrivate: true})
 	r, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: prompt})
 	if err != nil {
 		t.Fatal(err)

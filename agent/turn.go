@@ -146,7 +146,7 @@ func (e *Engine) Responded(ctx context.Context, s *State, resp *llm.Response, er
 	e.emit(event.Event{Kind: event.MessageEnd, CorrelationID: r.CorrelationID, Turn: &id, Message: &resp.Message, StopReason: resp.StopReason,
 		Provider: e.cfg.Provider.Name(), Model: resp.Model, Usage: ptr(resp.Usage)}) // docs/turn.md: the output MessageEnd carries stop reason, model, provider, usage
 	e.emit(event.Event{Kind: event.ProviderResponse, CorrelationID: r.CorrelationID, Turn: &id, Provider: e.cfg.Provider.Name(),
-		Model: resp.Model, Usage: &resp.Usage, StopReason: resp.StopReason})
+		Model: resp.Model, ResponseID: resp.ID, Usage: &resp.Usage, StopReason: resp.StopReason})
 	e.leave(s, nil)
 	tldr := e.takeTLDR(s)
 	s.History = append(s.History, resp.Message)

@@ -131,6 +131,9 @@ type Event struct {
 	StopReason llm.StopReason `json:"stop_reason,omitempty"` // ProviderResponse, TurnEnd
 	Provider   string         `json:"provider,omitempty"`    // Provider*
 	Model      string         `json:"model,omitempty"`       // Provider*
+	// ResponseID is the provider's response id on ProviderResponse
+	// (msg_…, chatcmpl-…, resp_…; "" when the API sends none).
+	ResponseID string `json:"response_id,omitempty"`
 	// Breakdown is, on ProviderRequest, the layout's explanation of the
 	// request sent: its spans with token counts and, where the layout
 	// tracks it, each span's cache hit and cost (prompt.SpanCache).

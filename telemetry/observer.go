@@ -266,6 +266,9 @@ func (o *Observer) endChat(e event.Event, errType string) {
 		durAttrs = append(durAttrs, o.dur.AttrErrorType(genaiconv.ErrorTypeAttr(errType)))
 	} else {
 		c.span.SetAttributes(semconv.GenAIResponseModel(model), semconv.GenAIResponseFinishReasons(string(e.StopReason)))
+		if e.ResponseID != "" {
+			c.span.SetAttributes(semconv.GenAIResponseID(e.ResponseID))
+		}
 		durAttrs = append(durAttrs, o.dur.AttrResponseModel(model))
 		if u := e.Usage; u != nil {
 			in := u.Input + u.CacheRead + u.CacheWrite

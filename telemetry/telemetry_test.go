@@ -144,7 +144,7 @@ func TestToolRunTrace(t *testing.T) {
 		}
 		wantAttrs(t, c, map[string]string{"gen_ai.operation.name": "chat", "gen_ai.provider.name": "anthropic",
 			"gen_ai.conversation.id": session, "strata.layout": strata.DefaultLayout})
-		for _, k := range []string{"gen_ai.response.model", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
+		for _, k := range []string{"gen_ai.response.model", "gen_ai.response.id", "gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens",
 			"gen_ai.usage.cache_read.input_tokens", "gen_ai.usage.cache_creation.input_tokens", "strata.breakpoints", "strata.turn.id"} {
 			if attr(c, k) == "" {
 				t.Errorf("chat %d has no %s", i, k)

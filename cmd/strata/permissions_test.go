@@ -33,8 +33,9 @@ func TestAttackAllowlistWithoutTerminalWritesNoSensitivePath(t *testing.T) {
 		use("toolu_in", "fs_write", `{"command":"create","path":"inside.txt","file_text":"x"}`))
 	final := writeStream(t, streams, "f.sse", llm.Usage{Input: 10, Output: 5}, llm.StopEndTurn, llm.TextBlock("ok"))
 	r := runCLI(t, ws, nil, "run", "--agent", "k", "--approve", "allowlist", "--replay", call+","+final, "hi")
-	if r.code != 0 {
-		t.Fatalf("exit %d\n%s\n%s", r.code, r.stdout, r.stderr)
+	// Calls denied for lack of a terminal make run exit 1, naming --approve.
+	if r.code != 1 || !strings.Contains(r.stderr, "--approve") {
+		t.Fatalf("exit %d (want 1, naming --approve)\n%s\n%s", r.code, r.stdout, r.stderr)
 	}
 	if _, err := os.Stat(filepath.Join(outside, "planted.txt")); err == nil {
 		t.Error("an outside-workspace write ran without a terminal")
