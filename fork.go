@@ -172,3 +172,27 @@ func (s *Session) Clear(ctx context.Context) error {
 	s.agent = a
 	return nil
 }
+
+// Compact detaches every prompt of the conversation but the last into
+// frozen history chunks now (the chat's /compact; agent.Agent.Compact): the
+// next request is shorter and starts a new cached prefix. It stores the
+// loop's checkpoint, so a resume keeps the chunks. It returns how many
+// messages were detached; ErrPromptRunning while a prompt runs, ErrClosed
+// after Close.
+func (s *Session) Compact(ctx context.Context) (int, error) {
+	s.mu.Lock()
+	closed, running := s.closed, s.stop != nil
+	s.mu.Unlock()
+	switch {
+	case closed:
+		return 0, ErrClosed
+	case running:
+		return 0, fmt.Errorf("compact session %s: %w", s.id, ErrPromptRunning)
+	}
+	n, err := s.agent.Compact(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("compact session %s: %w", s.id, err)
+	}
+	s.saveCheckpoint(ctx)
+	return n, nil
+}

@@ -158,3 +158,49 @@ func TestSessionClearStartsANewConversation(t *testing.T) {
 		t.Errorf("stored history of the new loop: %d messages, %v; want only its own 2", len(h), err)
 	}
 }
+
+// Compact (the chat's /compact) freezes every prompt but the last into
+// history chunks: the next request carries them as chunk text, not as
+// messages, and a resumed session keeps them (the checkpoint).
+func TestSessionCompactFreezesEarlierPrompts(t *testing.T) {
+	m := newScriptedModel(t, func(string) replay.Reply { return replay.Reply{Blocks: []llm.Block{llm.TextBlock("noted")}} })
+	ws, s := openScripted(t, strata.Options{Dir: t.TempDir(), Layout: "panels"}, m)
+	ctx := t.Context()
+	for _, p := range []string{"first MARKER-ONE", "second MARKER-TWO"} {
+		if _, err := s.Prompt(ctx, p); err != nil {
+			t.Fatal(err)
+		}
+	}
+	n, err := s.Compact(ctx)
+	if err != nil || n != 2 {
+		t.Fatalf("compact: %d messages, %v; want the first prompt and its answer", n, err)
+	}
+	if n, err := s.Compact(ctx); err != nil || n != 0 {
+		t.Errorf("second compact: %d, %v; want nothing left to compact", n, err)
+	}
+	if _, err := s.Prompt(ctx, "third"); err != nil {
+		t.Fatal(err)
+	}
+	var req struct {
+		Messages []struct{ Role string } `json:"messages"`
+	}
+	last := m.bodies()[len(m.bodies())-1]
+	if err := json.Unmarshal([]byte(last), &req); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(last, "MARKER-ONE") || !strings.Contains(last, "Conversation history") {
+		t.Errorf("the compacted prompt is not in the request as a history chunk:\n%.500s", last)
+	}
+	id := s.ID()
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r, err := ws.ResumeSession(ctx, id, strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if n, err := r.Compact(ctx); err != nil || n != 2 {
+		t.Errorf("after resume, compact detached %d (%v); want only the last prompt's two messages left to freeze (the chunk kept)", n, err)
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/tool"
@@ -134,4 +135,38 @@ func (a *Agent) Fork(cfg Config) (*Agent, error) {
 	b.st.FirstTrigger = event.TriggerBranch
 	b.syncUsage()
 	return b, nil
+}
+
+// Compact detaches every prompt but the last from the live history now
+// (the chat's /compact), as frozen conversation-history chunks: with a
+// summariser configured (Config.Compaction.Summarize) each long text shows
+// its tl;dr, otherwise the chunks keep the messages' text (Context Pilot's
+// detached chunks, docs/panels.md rule 3). Each chunk is announced by a
+// Compaction event; its tl;dr requests count in the next turn's usage. It
+// returns how many messages were detached (0 when only the last prompt is
+// live), ErrBusy while a prompt runs.
+func (a *Agent) Compact(ctx context.Context) (int, error) {
+	if !a.busy.CompareAndSwap(false, true) {
+		return 0, ErrBusy
+	}
+	defer a.busy.Store(false)
+	e, s := a.eng, a.st
+	p := compact.Policy{ChunkMinMessages: 1, KeepMinMessages: 1, Counter: e.cfg.Counter}
+	if e.cfg.Compaction != nil {
+		p.Summarize = e.cfg.Compaction.Summarize
+	}
+	id := event.TurnID{LoopID: s.LoopID, Index: max(s.Turns-1, 0)}
+	before := s.Detached
+	for {
+		c, ok, err := p.NextContext(ctx, s.History[s.Detached:], s.Detached)
+		if !ok {
+			break
+		}
+		if err != nil {
+			e.emit(event.Event{Kind: event.Progress, Turn: &id, Text: fmt.Sprintf("conversation history chunk %d keeps a full message: %v", len(s.Chunks)+1, err)})
+		}
+		s.TLDR = s.TLDR.Add(c.Usage)
+		e.detach(s, "", &id, c, ", on request (/compact)")
+	}
+	return s.Detached - before, nil
 }

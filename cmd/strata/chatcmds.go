@@ -28,7 +28,7 @@ const chatHelp = `commands:
   /tools              the agent's tools, and those allowed without asking
   /mcp                the MCP servers: state, tools, errors
   /cost, /usage       tokens (incl. cache read/write), context use, USD cost
-  /compact            how strata compacts the conversation
+  /compact            freeze every earlier prompt into history chunks now (shorter requests)
   /clear              start a new conversation in the same session (the earlier one stays stored)
   /steer TEXT         queue TEXT for the running prompt's next model call
   /exit               end the chat (so does Ctrl+C when idle)
@@ -104,7 +104,15 @@ func chatCommand(w io.Writer, s *strata.Session, st *chatState, cmd, arg string)
 	case "mcp":
 		mcpCommand(w, ws)
 	case "compact":
-		fmt.Fprintln(w, "strata compacts on its own: with --compact old turns are detached into frozen chunks, and a request over the model's context window has its oldest turns detached before it is sent (docs/panels.md); there is no compaction on demand yet")
+		n, err := s.Compact(context.Background())
+		switch {
+		case err != nil:
+			fmt.Fprintf(w, "strata: /compact: %v\n", err)
+		case n == 0:
+			fmt.Fprintln(w, "nothing to compact: only the last prompt is in the conversation")
+		default:
+			fmt.Fprintf(w, "compacted: %d earlier message(s) are now frozen history chunks (a tl;dr of each long text with --compact-tldr); the next request is shorter\n", n)
+		}
 	case "clear":
 		if err := s.Clear(context.Background()); err != nil {
 			fmt.Fprintf(w, "strata: /clear: %v\n", err)
