@@ -61,12 +61,12 @@ func FindAgents(dir string) []AgentFile {
 	return out
 }
 
-// ResolveAgent returns the agent file ref names for the workspace at dir:
+// resolveAgent returns the agent file ref names for the workspace at dir:
 // ref is a path when it names an existing file, contains a path separator or
 // ends in ".json" (relative paths resolve against dir), else an agent name
 // looked up as kiro does (FindAgents order: workspace before global). A name
 // that matches no file returns a *ConfigError listing the names that exist.
-func ResolveAgent(dir, ref string) (string, error) {
+func resolveAgent(dir, ref string) (string, error) {
 	if ref == "" {
 		return "", &ConfigError{Err: errors.New("agent: empty agent name or path")}
 	}
@@ -136,8 +136,8 @@ type Agent struct {
 	// skill metadata (kiro loads steering as resources; docs/kiro.md).
 	Context prompt.Context
 	// Warnings are the loading and resolution warnings (missing resources,
-	// hook scripts, MCP commands…), ToolWarnings (tool names strata
-	// cannot offer) and SkillsWithoutFSRead, each once.
+	// hook scripts, MCP commands…), toolWarnings (tool names strata
+	// cannot offer) and skillsWithoutFSRead, each once.
 	Warnings []config.Warning
 }
 
@@ -176,8 +176,8 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 		servers[i] = s.Name
 	}
 	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
-	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), ToolWarnings(a, servers)...)
-	for _, w := range append(warns, SkillsWithoutFSRead(a, len(r.Skills))...) {
+	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), toolWarnings(a, servers)...)
+	for _, w := range append(warns, skillsWithoutFSRead(a, len(r.Skills))...) {
 		if k := [2]string{w.Field, w.Message}; !seen[k] {
 			seen[k] = true
 			l.Warnings = append(l.Warnings, w)

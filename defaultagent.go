@@ -10,22 +10,22 @@ import (
 	"github.com/strata-agent/strata/prompt"
 )
 
-// DefaultAgentResources are the workspace's own files strata's default
+// defaultAgentResources are the workspace's own files strata's default
 // agent (no agent file) puts in every request's context when they exist, in
 // this order: AGENTS.md and README.md as kiro-cli's default agent does (the
 // agent file kiro writes out, default-kiro.json: "resources":
 // ["file://AGENTS.md", "file://README.md"]), and CLAUDE.md as Claude Code
 // does. Paths are relative to the workspace. The AGENTS.md and CLAUDE.md
 // of the directories between the git root and the workspace come before
-// them (InstructionFiles, projectDocDirs; docs/project-files.md).
-var DefaultAgentResources = []string{"file://AGENTS.md", "file://CLAUDE.md", "file://README.md"}
+// them (instructionFiles, projectDocDirs; docs/project-files.md).
+var defaultAgentResources = []string{"file://AGENTS.md", "file://CLAUDE.md", "file://README.md"}
 
-// InstructionFiles are the file names read in every directory from the git
+// instructionFiles are the file names read in every directory from the git
 // root down to the workspace: Codex's AGENTS.md (codex-rs
 // core/src/project_doc.rs) and Claude Code's CLAUDE.md.
-var InstructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
+var instructionFiles = []string{"AGENTS.md", "CLAUDE.md"}
 
-// projectDocDirs returns the directories whose InstructionFiles the default
+// projectDocDirs returns the directories whose instructionFiles the default
 // agent reads for the workspace root (absolute): from the nearest ancestor
 // holding a .git entry (a directory, or the file of a worktree or
 // submodule) down to root, as paths relative to root ("../..", "..", "."),
@@ -47,19 +47,19 @@ func projectDocDirs(root string) []string {
 }
 
 // defaultAgentResourcesFor returns the default agent's resources for the
-// workspace root: the InstructionFiles of each directory above it up to its
-// git root (root first), then DefaultAgentResources.
+// workspace root: the instructionFiles of each directory above it up to its
+// git root (root first), then defaultAgentResources.
 func defaultAgentResourcesFor(root string) []config.Resource {
 	var out []config.Resource
 	for _, d := range projectDocDirs(root) {
 		if d == "." {
 			break
 		}
-		for _, name := range InstructionFiles {
+		for _, name := range instructionFiles {
 			out = append(out, config.Resource{URI: "file://" + d + "/" + name})
 		}
 	}
-	for _, uri := range DefaultAgentResources {
+	for _, uri := range defaultAgentResources {
 		out = append(out, config.Resource{URI: uri})
 	}
 	return out
@@ -70,7 +70,7 @@ func defaultAgentResourcesFor(root string) []config.Resource {
 const ProjectMCPFile = ".mcp.json"
 
 // defaultAgent builds strata's default agent for the workspace dir: system
-// instructions sys, the DefaultAgentResources that exist, the project's and
+// instructions sys, the defaultAgentResources that exist, the project's and
 // the user's always-included steering (.kiro/steering/*.md with
 // `inclusion: always`), and — as kiro's default agent has useLegacyMcpJson
 // — the MCP servers of .kiro/settings/mcp.json, .amazonq/mcp.json, the

@@ -30,7 +30,7 @@ import (
 // sends none. On (or any of MaxPings, Interval, Clock) asks for them, and
 // they are then sent only for layouts that count on them
 // (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes: after
-// each request r, the policy DefaultKeepAlive derives from the provider's
+// each request r, the default policy derives from the provider's
 // wire API, the model's price and r (cachesim.KeepAliveForRequest), and no
 // pings for a provider serving Options.Replay or Options.Respond (a ping
 // would take a scripted answer). The strata CLI asks for them by default
@@ -77,7 +77,7 @@ type KeepAliveStats struct {
 	Usage  llm.Usage
 }
 
-// DefaultKeepAlive is the keep-alive policy for the idle stretch after req
+// defaultKeepAlive is the keep-alive policy for the idle stretch after req
 // on a provider speaking api with model: cachesim.KeepAliveForRequest with
 // the model's price (cachesim.Lookup) and req's blocks counted as `strata
 // bench cache` counts them (token.Estimator), on the wire APIs with
@@ -87,7 +87,7 @@ type KeepAliveStats struct {
 // breakpoint, a prefix under the model's minimum, or one a 1-hour entry
 // keeps). req nil gives the bound before any request
 // (cachesim.KeepAliveFor).
-func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
+func defaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	if !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
@@ -98,7 +98,7 @@ func DefaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.Keep
 	return keepAliveFor(p, req)
 }
 
-// keepAliveFor is DefaultKeepAlive once the API takes breakpoints and the
+// keepAliveFor is defaultKeepAlive once the API takes breakpoints and the
 // model's price p is known.
 func keepAliveFor(p cachesim.Price, req *llm.Request) cachesim.KeepAlive {
 	if req == nil {

@@ -209,7 +209,7 @@ var kiroModels = []KiroModel{
 	{"claude-haiku-4.5", "claude-haiku-4-5-20251001", "anthropic.claude-haiku-4-5-20251001-v1:0", 200_000},
 }
 
-// ModelForProvider returns the model id to send to provider (a provider
+// modelForProvider returns the model id to send to provider (a provider
 // name: anthropic, bedrock, openai-chat, …) for model: a kiro model name
 // (claude-sonnet-4.6, claude-opus-4.6-1m, …; see kiroModels for the
 // table and its sources) becomes the provider's id — the Claude API id on
@@ -217,7 +217,7 @@ var kiroModels = []KiroModel{
 // AWS_REGION: eu-* → "eu.", ap-* → "apac.", else "us."). mapped is false
 // (and id = model) when model is not a kiro name or the provider has no id
 // for it (the OpenAI and Gemini APIs serve no Claude model).
-func ModelForProvider(provider, model string) (id string, mapped bool) {
+func modelForProvider(provider, model string) (id string, mapped bool) {
 	for _, k := range kiroModels {
 		if k.Name != model {
 			continue
@@ -232,9 +232,9 @@ func ModelForProvider(provider, model string) (id string, mapped bool) {
 	return model, false
 }
 
-// KiroContextWindow returns the context window in tokens of a model known
+// kiroContextWindow returns the context window in tokens of a model known
 // by its kiro name or its Claude API id (0 when not in the table).
-func KiroContextWindow(model string) int64 {
+func kiroContextWindow(model string) int64 {
 	for _, k := range kiroModels {
 		if k.Name == model || k.Anthropic == model {
 			return k.ContextWindow
@@ -244,13 +244,13 @@ func KiroContextWindow(model string) int64 {
 }
 
 // modelContextWindow returns the context window in tokens of a provider
-// model id: a kiro name or Claude API id (KiroContextWindow), a Bedrock id
+// model id: a kiro name or Claude API id (kiroContextWindow), a Bedrock id
 // or inference-profile id of a model in the kiro table, else the window of
 // the price table's row (cachesim.Price.Window: every priced model, from
 // its provider's docs); 0 when unknown. The agent loop compacts when a
 // request would exceed it (docs/loop.md, "compaction").
 func modelContextWindow(id string) int64 {
-	if w := KiroContextWindow(id); w > 0 {
+	if w := kiroContextWindow(id); w > 0 {
 		return w
 	}
 	for _, k := range kiroModels {
@@ -292,17 +292,17 @@ var ownModelID = map[string]*regexp.Regexp{
 // their models as they like).
 func checkModel(o Options) bool { return len(o.Replay) == 0 && o.Respond == nil && o.BaseURL == "" }
 
-// providerModel maps model for provider (ModelForProvider) and, when check
+// providerModel maps model for provider (modelForProvider) and, when check
 // is set and warn non-nil, warns about an id that is neither mapped nor
 // plausibly the provider's own (ownModelID); the id is then sent as is.
 func providerModel(provider, model string, check bool, warn func(string)) string {
-	id, mapped := ModelForProvider(provider, model)
+	id, mapped := modelForProvider(provider, model)
 	if mapped || !check || warn == nil {
 		return id
 	}
 	if re, ok := ownModelID[provider]; ok && !re.MatchString(model) {
 		kiro := ""
-		if KiroContextWindow(model) > 0 {
+		if kiroContextWindow(model) > 0 {
 			kiro = " (a kiro model name " + provider + " has no id for)"
 		}
 		warn(fmt.Sprintf("model %q%s is not a known %s model id; sending it as is (see 'strata models')", model, kiro, provider))

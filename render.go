@@ -31,14 +31,14 @@ type RenderOptions struct {
 	Counter token.Counter
 }
 
-// RenderLoopID is the loop id Render gives a new conversation (RenderOptions
+// renderLoopID is the loop id Render gives a new conversation (RenderOptions
 // without Session), whose real id does not exist until Session.Prompt makes
 // one at random: a fixed id keeps two renders byte-identical. Layouts that
 // send the conversation id as OpenAI's prompt_cache_key (prompt.Context
 // ConversationID; the opencode, openhands and codex peers) show it in place
 // of the id the run will send; a render of a stored session shows that
 // session's loop id.
-const RenderLoopID = "render-new-conversation"
+const renderLoopID = "render-new-conversation"
 
 // Rendered is a request as the provider's SDK would send it.
 type Rendered struct {
@@ -59,7 +59,7 @@ type Rendered struct {
 // included) composes it, and the provider's real SDK encodes it into a
 // transport that records and never sends. Nothing is recorded in the store.
 // It needs a provider chosen by name (not Options.Provider); no API key is
-// needed. A new conversation's loop id is RenderLoopID.
+// needed. A new conversation's loop id is renderLoopID.
 func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, error) {
 	prov, captured, err := w.prov.capturing()
 	if err != nil {
@@ -94,7 +94,7 @@ func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, err
 	}
 	var a *agent.Agent
 	if o.Session == "" {
-		a, err = agent.Restore(cfg, RenderLoopID, nil, 0)
+		a, err = agent.Restore(cfg, renderLoopID, nil, 0)
 	} else {
 		a, err = w.restoreForRender(ctx, cfg, o.Session)
 	}
@@ -136,7 +136,7 @@ func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id s
 	loop, err := st.LatestLoop(ctx, d.ID)
 	switch {
 	case errors.Is(err, session.ErrNotFound):
-		return agent.Restore(cfg, RenderLoopID, nil, 0)
+		return agent.Restore(cfg, renderLoopID, nil, 0)
 	case err != nil:
 		return nil, fmt.Errorf("session %s: find its latest loop: %w", d.ID, err)
 	}

@@ -179,7 +179,7 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 		return errors.Join(append(errs, err)...)
 	}
 	if needs.FileTree {
-		c.FileTree = FileTree(paths, total, DefaultMaxTreeFiles)
+		c.FileTree = fileTree(paths, total, DefaultMaxTreeFiles)
 	}
 	if needs.Symbols {
 		c.Symbols = r.index.Map(paths)
@@ -187,12 +187,12 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 	return errors.Join(errs...)
 }
 
-// FileTree formats a repository's file list the tiered-assembly design's
+// fileTree formats a repository's file list the tiered-assembly design's
 // way: "# File Tree (N files)", a blank line, then one path per line,
 // sorted, no indentation. When there are more than max paths (max > 0),
 // the first max are listed and a last line says how many were left out.
 // total is the number of files in the repository (≥ len(paths)).
-func FileTree(paths []string, total, max int) string {
+func fileTree(paths []string, total, max int) string {
 	if total < len(paths) {
 		total = len(paths)
 	}

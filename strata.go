@@ -72,15 +72,16 @@ type Options struct {
 	// Dir is the workspace root the tools run in ("" = the process's working
 	// directory).
 	Dir string
-	// Agent is a kiro / Amazon Q agent file path or agent name (see
-	// ResolveAgent); "" runs strata's default agent: Instructions and every
-	// built-in tool.
+	// Agent is a kiro / Amazon Q agent file path or agent name (a name is
+	// looked up in .kiro/agents, .amazonq/cli-agents and the global
+	// folders: docs/kiro.md); "" runs strata's default agent: Instructions
+	// and every built-in tool.
 	Agent string
 	// Instructions replace DefaultInstructions for the default agent (no
 	// Agent). Ignored when Agent is set: the agent file's prompt applies.
 	Instructions string
 	// NoProjectFiles makes the default agent (no Agent) read no project
-	// files: no DefaultAgentResources (AGENTS.md, CLAUDE.md, README.md), no
+	// files: no default resources (AGENTS.md, CLAUDE.md, README.md), no
 	// steering, no mcp.json. Ignored when Agent is set.
 	NoProjectFiles bool
 
@@ -212,7 +213,7 @@ type Options struct {
 	// last request re-sent with max_tokens 1 while the session idles, so
 	// its cache entry is read instead of lost (docs/keepalive.md). The
 	// zero value sends none: pings are billed requests. KeepAlive{On: true}
-	// pings as DefaultKeepAlive says (Anthropic and Bedrock models, layouts
+	// pings by the default policy (Anthropic and Bedrock models, layouts
 	// that ask for pings: at most 11 pings per idle stretch, 4 min 30 s
 	// apart), as the strata CLI does by default.
 	KeepAlive KeepAlive

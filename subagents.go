@@ -112,7 +112,7 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string, outer *tool
 	}
 	ch := w.children
 	w.mu.Unlock()
-	file, err := ResolveAgent(w.dir, name)
+	file, err := resolveAgent(w.dir, name)
 	if err != nil {
 		return nil, err
 	}

@@ -119,7 +119,7 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 // release everything of the old agent (agentClosers: MCP servers,
 // knowledge index, sub-agent workspaces), then activate the new one.
 func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
-	path, err := ResolveAgent(w.dir, ref)
+	path, err := resolveAgent(w.dir, ref)
 	if err != nil {
 		return err
 	}

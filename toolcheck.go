@@ -10,11 +10,11 @@ import (
 	"github.com/strata-agent/strata/tool"
 )
 
-// UnsupportedTools are the kiro / Amazon Q built-in tools strata does not
+// unsupportedTools are the kiro / Amazon Q built-in tools strata does not
 // implement, each with the reason. An agent that lists one gets a warning
-// (ToolWarnings) in `strata agents list`, `render` and `run`; the tool is
+// (toolWarnings) in `strata agents list`, `render` and `run`; the tool is
 // not offered to the model.
-var UnsupportedTools = map[string]string{
+var unsupportedTools = map[string]string{
 	"web_search":   "kiro's web search runs on AWS's search back end, which has no public API; strata has no search provider (web_fetch reads a given URL)",
 	"code":         "kiro's code intelligence needs its LSP integration (.kiro/settings/lsp.json, language servers); strata has none — use grep and glob, or an LSP MCP server",
 	"use_aws":      "strata does not call AWS APIs with the user's credentials; run the aws CLI through execute_bash, where the command policy and approval apply, or use an AWS MCP server",
@@ -35,12 +35,12 @@ func implementedTools() map[string]bool {
 	return m
 }
 
-// ToolWarnings returns a warning for every entry of the agent's tools and
+// toolWarnings returns a warning for every entry of the agent's tools and
 // allowedTools that names no tool strata can offer — the kiro-cli turn
 // anatomy filters the tool list "against the agent's tools and allowedTools
 // configuration", and a name that matches nothing must not vanish silently:
 //
-//   - a kiro built-in strata does not implement (UnsupportedTools, with the
+//   - a kiro built-in strata does not implement (unsupportedTools, with the
 //     reason);
 //   - a plain name that is no built-in of strata or kiro (an MCP tool
 //     written without "@server/", a misspelling, a tool of another agent
@@ -50,7 +50,7 @@ func implementedTools() map[string]bool {
 //
 // Patterns with "*" or "?", "*" and "@builtin" are not checked. A name
 // listed in both fields is reported once, under the first field.
-func ToolWarnings(a *config.Agent, servers []string) []config.Warning {
+func toolWarnings(a *config.Agent, servers []string) []config.Warning {
 	have := implementedTools()
 	known := config.ToolAliasTable()
 	srv := map[string]bool{}
@@ -77,11 +77,11 @@ func ToolWarnings(a *config.Agent, servers []string) []config.Warning {
 	return out
 }
 
-// SkillsWithoutFSRead warns when the agent has skills (skills counts its
+// skillsWithoutFSRead warns when the agent has skills (skills counts its
 // resolved skill:// resources) but may not use fs_read: the kiro-cli turn
 // anatomy, "If your agent config disables the fs_read tool, skills become a
 // menu the LLM can read but never order from." nil otherwise.
-func SkillsWithoutFSRead(a *config.Agent, skills int) []config.Warning {
+func skillsWithoutFSRead(a *config.Agent, skills int) []config.Warning {
 	if skills == 0 || a.ToolAllowed("fs_read") {
 		return nil
 	}
@@ -109,7 +109,7 @@ func toolProblem(a *config.Agent, e string, have map[string]bool, known map[stri
 	if have[name] {
 		return ""
 	}
-	if why, ok := UnsupportedTools[name]; ok {
+	if why, ok := unsupportedTools[name]; ok {
 		return fmt.Sprintf("%q is a kiro built-in strata does not implement (%s); not offered to the model", e, why)
 	}
 	if _, ok := known[e]; ok {

@@ -254,13 +254,13 @@ func agentTrustRequest(dir string, a *Agent, o Options) TrustRequest {
 }
 
 // WorkspaceCommands loads the agent Open would load for the workspace dir —
-// the agent agentName resolves to (ResolveAgent), or strata's default agent
+// the agent agentName resolves to (resolveAgent), or strata's default agent
 // with the project's files (AGENTS.md, steering, the mcp.json files and
 // .mcp.json) when agentName is "" — and returns it with the TrustRequest
 // Open would ask Options.Trust about: the same commands in the same order,
 // hence the same Hash, so a decision taken by a tool that only lists the
 // servers (strata mcp list) covers the run that starts them, and back.
-// Nothing is started. Errors are LoadAgent's and ResolveAgent's.
+// Nothing is started. Errors are LoadAgent's and resolveAgent's.
 func WorkspaceCommands(dir, agentName string) (*Agent, TrustRequest, error) {
 	a, err := workspaceAgent(dir, agentName, DefaultInstructions, false)
 	if err != nil {
@@ -270,14 +270,14 @@ func WorkspaceCommands(dir, agentName string) (*Agent, TrustRequest, error) {
 }
 
 // workspaceAgent loads the agent Open loads for the workspace dir: the
-// agent name resolves to (ResolveAgent, then LoadAgent), or, when name is
+// agent name resolves to (resolveAgent, then LoadAgent), or, when name is
 // "", strata's default agent with instructions sys (and the project's files
 // unless noProjectFiles). Nothing is started.
 func workspaceAgent(dir, name, sys string, noProjectFiles bool) (*Agent, error) {
 	if name == "" {
 		return defaultAgent(dir, sys, noProjectFiles)
 	}
-	path, err := ResolveAgent(dir, name)
+	path, err := resolveAgent(dir, name)
 	if err != nil {
 		return nil, err
 	}

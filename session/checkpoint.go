@@ -3,10 +3,6 @@ package session
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
-	"slices"
-	"time"
 )
 
 // Checkpoints is an optional Store interface: a loop's checkpoint, the
@@ -28,33 +24,12 @@ type Checkpoints interface {
 
 // SaveCheckpoint implements Checkpoints.
 func (m *Memory) SaveCheckpoint(ctx context.Context, loopID string, state []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.ready(ctx); err != nil {
-		return fmt.Errorf("save checkpoint of loop %s: %w", loopID, err)
-	}
-	if _, ok := m.loops[loopID]; !ok {
-		return fmt.Errorf("save checkpoint: loop %s: %w", loopID, ErrNotFound)
-	}
-	if m.checkpoints == nil {
-		m.checkpoints = map[string][]byte{}
-	}
-	m.checkpoints[loopID] = slices.Clone(state)
-	return nil
+	return m.saveBlob(ctx, checkpointBlobs, loopID, state, func() bool { _, ok := m.loops[loopID]; return ok })
 }
 
 // Checkpoint implements Checkpoints.
 func (m *Memory) Checkpoint(ctx context.Context, loopID string) ([]byte, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if err := m.ready(ctx); err != nil {
-		return nil, fmt.Errorf("checkpoint of loop %s: %w", loopID, err)
-	}
-	b, ok := m.checkpoints[loopID]
-	if !ok {
-		return nil, fmt.Errorf("checkpoint of loop %s: %w", loopID, ErrNotFound)
-	}
-	return slices.Clone(b), nil
+	return m.blob(ctx, checkpointBlobs, loopID)
 }
 
 // migrate4to5 adds the checkpoints table (Checkpoints): one row per loop,
@@ -74,27 +49,10 @@ CREATE TABLE checkpoints (
 
 // SaveCheckpoint implements Checkpoints.
 func (s *SQLite) SaveCheckpoint(ctx context.Context, loopID string, state []byte) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO checkpoints (loop_id, state, updated_at)
-SELECT id, ?2, ?3 FROM loops WHERE id = ?1
-ON CONFLICT (loop_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`, loopID, state, ms(time.Now()))
-	if err != nil {
-		return fmt.Errorf("save checkpoint of loop %s: %w", loopID, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("save checkpoint: loop %s: %w", loopID, ErrNotFound)
-	}
-	return nil
+	return s.saveBlob(ctx, checkpointBlobs, loopID, state)
 }
 
 // Checkpoint implements Checkpoints.
 func (s *SQLite) Checkpoint(ctx context.Context, loopID string) ([]byte, error) {
-	var b []byte
-	err := s.db.QueryRowContext(ctx, "SELECT state FROM checkpoints WHERE loop_id = ?", loopID).Scan(&b)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("checkpoint of loop %s: %w", loopID, ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("checkpoint of loop %s: %w", loopID, err)
-	}
-	return b, nil
+	return s.blob(ctx, checkpointBlobs, loopID)
 }

@@ -25,17 +25,16 @@ import (
 // or not at all. Methods fail with an error wrapping ctx.Err() when ctx is
 // done, and with one wrapping ErrClosed after Close.
 type Memory struct {
-	mu          sync.RWMutex
-	closed      bool
-	sessions    map[string]*Session
-	loops       map[string]*memLoop
-	created     int // loops created so far; orders loops created in the same millisecond
-	leases      map[string]memLease
-	pings       map[string][]Ping            // by session id, in the order stored
-	tldrs       map[string]map[string]string // by session id, then key (Store.SaveTLDR)
-	checkpoints map[string][]byte            // by loop id (Checkpoints)
-	workflows   map[string][]byte            // by session id (WorkflowStates)
-	clock       func() time.Time             // leases' clock; nil = time.Now (tests set it)
+	mu       sync.RWMutex
+	closed   bool
+	sessions map[string]*Session
+	loops    map[string]*memLoop
+	created  int // loops created so far; orders loops created in the same millisecond
+	leases   map[string]memLease
+	pings    map[string][]Ping              // by session id, in the order stored
+	tldrs    map[string]map[string]string   // by session id, then key (Store.SaveTLDR)
+	blobs    map[blobKind]map[string][]byte // checkpoints by loop id, workflow states by session id (blobs.go)
+	clock    func() time.Time               // leases' clock; nil = time.Now (tests set it)
 }
 
 // memLease is a session's writer lease (Store.Acquire).
@@ -76,7 +75,7 @@ func NewMemory() *Memory {
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed, m.sessions, m.loops, m.leases, m.pings, m.tldrs, m.checkpoints = true, nil, nil, nil, nil, nil, nil
+	m.closed, m.sessions, m.loops, m.leases, m.pings, m.tldrs, m.blobs = true, nil, nil, nil, nil, nil, nil
 	return nil
 }
 

@@ -3,10 +3,6 @@ package session
 import (
 	"context"
 	"database/sql"
-	"errors"
-	"fmt"
-	"slices"
-	"time"
 )
 
 // WorkflowStates is an optional Store interface: the durable state of the
@@ -30,33 +26,12 @@ var (
 
 // SaveWorkflowState implements WorkflowStates.
 func (m *Memory) SaveWorkflowState(ctx context.Context, sessionID string, state []byte) error {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if err := m.ready(ctx); err != nil {
-		return fmt.Errorf("save workflow state of session %s: %w", sessionID, err)
-	}
-	if _, ok := m.sessions[sessionID]; !ok {
-		return fmt.Errorf("save workflow state: session %s: %w", sessionID, ErrNotFound)
-	}
-	if m.workflows == nil {
-		m.workflows = map[string][]byte{}
-	}
-	m.workflows[sessionID] = slices.Clone(state)
-	return nil
+	return m.saveBlob(ctx, workflowBlobs, sessionID, state, func() bool { _, ok := m.sessions[sessionID]; return ok })
 }
 
 // WorkflowState implements WorkflowStates.
 func (m *Memory) WorkflowState(ctx context.Context, sessionID string) ([]byte, error) {
-	m.mu.RLock()
-	defer m.mu.RUnlock()
-	if err := m.ready(ctx); err != nil {
-		return nil, fmt.Errorf("workflow state of session %s: %w", sessionID, err)
-	}
-	b, ok := m.workflows[sessionID]
-	if !ok {
-		return nil, fmt.Errorf("workflow state of session %s: %w", sessionID, ErrNotFound)
-	}
-	return slices.Clone(b), nil
+	return m.blob(ctx, workflowBlobs, sessionID)
 }
 
 // migrate5to6 adds the workflow states table (WorkflowStates): one row per
@@ -76,27 +51,10 @@ CREATE TABLE workflow_states (
 
 // SaveWorkflowState implements WorkflowStates.
 func (s *SQLite) SaveWorkflowState(ctx context.Context, sessionID string, state []byte) error {
-	res, err := s.db.ExecContext(ctx, `INSERT INTO workflow_states (session_id, state, updated_at)
-SELECT id, ?2, ?3 FROM sessions WHERE id = ?1
-ON CONFLICT (session_id) DO UPDATE SET state = excluded.state, updated_at = excluded.updated_at`, sessionID, state, ms(time.Now()))
-	if err != nil {
-		return fmt.Errorf("save workflow state of session %s: %w", sessionID, err)
-	}
-	if n, err := res.RowsAffected(); err == nil && n == 0 {
-		return fmt.Errorf("save workflow state: session %s: %w", sessionID, ErrNotFound)
-	}
-	return nil
+	return s.saveBlob(ctx, workflowBlobs, sessionID, state)
 }
 
 // WorkflowState implements WorkflowStates.
 func (s *SQLite) WorkflowState(ctx context.Context, sessionID string) ([]byte, error) {
-	var b []byte
-	err := s.db.QueryRowContext(ctx, "SELECT state FROM workflow_states WHERE session_id = ?", sessionID).Scan(&b)
-	switch {
-	case errors.Is(err, sql.ErrNoRows):
-		return nil, fmt.Errorf("workflow state of session %s: %w", sessionID, ErrNotFound)
-	case err != nil:
-		return nil, fmt.Errorf("workflow state of session %s: %w", sessionID, err)
-	}
-	return b, nil
+	return s.blob(ctx, workflowBlobs, sessionID)
 }
