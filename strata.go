@@ -178,9 +178,9 @@ type Options struct {
 	// layouts that ask for them (a replay of a session recorded in another
 	// repository, where the local files would only add noise).
 	DisableRepoContext bool
-	// DisableMCP does not launch the agent's MCP servers; DisableHooks runs
+	// DisableMCP does not launch the agent's MCP servers; DisableAgentHooks runs
 	// none of its hooks (agentSpawn, userPromptSubmit, pre/postToolUse).
-	DisableMCP, DisableHooks bool
+	DisableMCP, DisableAgentHooks bool
 	// Hooks are extra loop hooks (transform, guard, observer) run after the
 	// agent's own.
 	Hooks []agent.Hook
@@ -444,7 +444,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 		return err
 	}
 	w.startMCP(ctx, w.agent.Resolved.MCPServers, cfg)
-	if !o.DisableHooks {
+	if !o.DisableAgentHooks {
 		r := hooks.New(cfg, hooks.Options{Cwd: w.dir, ToolName: w.configName, Warn: o.Warn})
 		w.agent.Context.HookOutputs = append(w.agent.Context.HookOutputs, r.AgentSpawn(ctx)...)
 		w.hooks = r.Hooks()

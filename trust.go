@@ -224,7 +224,7 @@ func permissionsOf(a *config.Agent) string {
 
 // trustRequest is NewTrustRequest without what o disables.
 func trustRequest(dir, agentPath string, hooks config.Hooks, servers []config.NamedMCPServer, o Options) TrustRequest {
-	if o.DisableHooks {
+	if o.DisableAgentHooks {
 		hooks = nil
 	}
 	if o.DisableMCP {

@@ -97,7 +97,7 @@ func renderMain(ctx context.Context, w io.Writer, f renderFlags, text string) er
 		return err
 	}
 	o := strata.Options{Dir: f.dir, Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Params: params,
-		DisableMCP: !f.live, DisableHooks: !f.live, Warn: warn, MCPStderr: logs.mcpStderr(), Trust: cliTrust(f.trust)}
+		DisableMCP: !f.live, DisableAgentHooks: !f.live, Warn: warn, MCPStderr: logs.mcpStderr(), Trust: cliTrust(f.trust)}
 	f.context.apply(&o)
 	if f.session != "" {
 		st, err := openStore(f.db)

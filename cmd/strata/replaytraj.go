@@ -123,7 +123,7 @@ func replayTrajectory(ctx context.Context, w io.Writer, file, layoutName, provid
 	ws, err := strata.Open(ctx, strata.Options{
 		ProviderName: "anthropic", Replay: script, Model: price.ID, Layout: layoutName, Mode: agent.ModeAll,
 		Instructions: tr.System, NoBuiltins: true, Tools: []tool.Tool{newRecordedBash(tr)},
-		DisableMCP: true, DisableHooks: true, NoProjectFiles: true, DisableRepoContext: true, MaxTurns: len(tr.Calls) + 1, Hooks: []agent.Hook{observe},
+		DisableMCP: true, DisableAgentHooks: true, NoProjectFiles: true, DisableRepoContext: true, MaxTurns: len(tr.Calls) + 1, Hooks: []agent.Hook{observe},
 		BeforeTurn: func(context.Context, agent.TurnInfo) error {
 			if calls++; calls > len(tr.Calls) {
 				return errEndOfRecording
