@@ -164,7 +164,7 @@ func (t *turnState) record(loopID string, status TurnStatus, stop llm.StopReason
 }
 
 // place returns m as the next part of the history tl describes, mirroring
-// agent.Agent.appendUser: a user message that follows a user message is merged
+// the loop's appendUser (agent): a user message that follows a user message is merged
 // into it (as a new part holding only the blocks not already stored — the
 // loop's input event carries the merged message). It advances tl.
 func (tl *tail) place(loopID string, turn int, kind MessageKind, m llm.Message) Message {
