@@ -112,9 +112,9 @@ func branchAt(ctx context.Context, st session.Store, sid, latest string, b branc
 }
 
 // restoreLoop returns an agent with cfg continuing the stored loop (the
-// conversation's history, the loops it continues included, replayed through
-// the layout by agent.Restore; the conversation's id and token usage so
-// far), the index of the loop's next turn and the tokens the conversation
+// conversation's history, the loops it continues included, with the layout
+// state of the loop's checkpoint, or replayed through the layout when none
+// fits: agent.RestoreState; the conversation's id and token usage so far), the index of the loop's next turn and the tokens the conversation
 // held after its last stored model call (that turn's prompt tokens plus its output; 0 when
 // no stored turn reports usage). A loop that has run no turn yet and is a
 // branch gets its first turn triggered by event.TriggerBranch.
