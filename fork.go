@@ -76,17 +76,7 @@ type Fork struct {
 // prompt is running (ErrPromptRunning), after Close (ErrClosed), or when
 // o.Overrides is invalid.
 func (s *Session) Fork(ctx context.Context, o ForkOptions) (*Fork, error) {
-	s.mu.Lock()
-	closed, running := s.closed, s.stop != nil
-	parts := s.parts
-	s.mu.Unlock()
-	switch {
-	case closed:
-		return nil, ErrClosed
-	case running:
-		return nil, fmt.Errorf("fork session %s: %w", s.id, ErrPromptRunning)
-	}
-	prov, err := s.ws.prov.client()
+	parts, err := s.idle("fork session " + s.id)
 	if err != nil {
 		return nil, err
 	}
@@ -94,10 +84,7 @@ func (s *Session) Fork(ctx context.Context, o ForkOptions) (*Fork, error) {
 	if o.OnEvent != nil {
 		bus.SubscribeSync(o.OnEvent)
 	}
-	cfg, err := s.ws.loopConfig(prov, parts.env, bus, parts.mode, parts.approver, parts.extra)
-	if err == nil {
-		cfg, err = cfg.With(parts.over)
-	}
+	cfg, err := s.loopConfigOn(parts, bus)
 	if err == nil {
 		cfg, err = cfg.With(o.Overrides)
 	}
@@ -141,29 +128,14 @@ func (f *Fork) Close() error {
 // session; its usage keeps counting. It fails while a prompt runs
 // (ErrPromptRunning) and after Close (ErrClosed).
 func (s *Session) Clear(ctx context.Context) error {
-	s.mu.Lock()
-	closed, running := s.closed, s.stop != nil
-	parts := s.parts
-	s.mu.Unlock()
-	switch {
-	case closed:
-		return ErrClosed
-	case running:
-		return fmt.Errorf("clear session %s: %w", s.id, ErrPromptRunning)
-	}
-	prov, err := s.ws.prov.client()
+	parts, err := s.idle("clear session " + s.id)
 	if err != nil {
 		return err
 	}
-	cfg, err := s.ws.loopConfig(prov, parts.env, s.bus, parts.mode, parts.approver, parts.extra)
-	if err == nil {
-		cfg, err = cfg.With(parts.over)
-	}
+	cfg, err := s.ownLoopConfig(parts)
 	if err != nil {
 		return fmt.Errorf("clear session %s: %w", s.id, err)
 	}
-	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
-	s.storeTLDRs(&cfg)
 	a, err := agent.New(cfg)
 	if err != nil {
 		return fmt.Errorf("clear session %s: %w", s.id, err)
@@ -180,14 +152,8 @@ func (s *Session) Clear(ctx context.Context) error {
 // messages were detached; ErrPromptRunning while a prompt runs, ErrClosed
 // after Close.
 func (s *Session) Compact(ctx context.Context) (int, error) {
-	s.mu.Lock()
-	closed, running := s.closed, s.stop != nil
-	s.mu.Unlock()
-	switch {
-	case closed:
-		return 0, ErrClosed
-	case running:
-		return 0, fmt.Errorf("compact session %s: %w", s.id, ErrPromptRunning)
+	if _, err := s.idle("compact session " + s.id); err != nil {
+		return 0, err
 	}
 	n, err := s.agent.Compact(ctx)
 	if err != nil {

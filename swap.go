@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/tool"
 )
@@ -71,32 +72,18 @@ type loopParts struct {
 // session of the workspace runs a prompt: SwapAgent does not synchronise
 // with them.
 func (s *Session) SwapAgent(ctx context.Context, ref string) error {
-	s.mu.Lock()
-	closed, running, parts := s.closed, s.stop != nil, s.parts
-	s.mu.Unlock()
-	switch {
-	case closed:
-		return ErrClosed
-	case running:
-		return fmt.Errorf("swap to agent %q: %w; wait for it to end or cancel it", ref, ErrPromptRunning)
+	parts, err := s.idle(fmt.Sprintf("swap to agent %q", ref))
+	if err != nil {
+		return err
 	}
 	w := s.ws
 	if err := w.swapAgent(ctx, ref); err != nil {
 		return err
 	}
-	prov, err := w.prov.client()
+	cfg, err := s.ownLoopConfig(parts)
 	if err != nil {
 		return err
 	}
-	cfg, err := w.loopConfig(prov, parts.env, s.bus, parts.mode, parts.approver, parts.extra)
-	if err == nil {
-		cfg, err = cfg.With(parts.over)
-	}
-	if err != nil {
-		return err
-	}
-	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
-	s.storeTLDRs(&cfg)
 	// The conversation goes on from the loop in memory, not from the store:
 	// a prompt that stopped before its first turn left its user message in
 	// the history and no loop (or no turn of it) stored.
@@ -160,3 +147,46 @@ func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
 
 // Workspace returns the workspace the session belongs to.
 func (s *Session) Workspace() *Workspace { return s.ws }
+
+// idle returns the session's loop parts when no prompt runs: ErrClosed
+// after Close; while a prompt runs, an error naming what was asked and
+// wrapping ErrPromptRunning.
+func (s *Session) idle(what string) (loopParts, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	switch {
+	case s.closed:
+		return loopParts{}, ErrClosed
+	case s.stop != nil:
+		return loopParts{}, fmt.Errorf("%s: %w; wait for it to end or cancel it", what, ErrPromptRunning)
+	}
+	return s.parts, nil
+}
+
+// loopConfigOn is the configuration of a new loop of the session on bus:
+// the workspace's loop configuration with the session's environment,
+// approvals, own MCP tools and overrides (parts).
+func (s *Session) loopConfigOn(parts loopParts, bus *event.Bus) (agent.Config, error) {
+	prov, err := s.ws.prov.client()
+	if err != nil {
+		return agent.Config{}, err
+	}
+	cfg, err := s.ws.loopConfig(prov, parts.env, bus, parts.mode, parts.approver, parts.extra)
+	if err != nil {
+		return cfg, err
+	}
+	return cfg.With(parts.over)
+}
+
+// ownLoopConfig is loopConfigOn for the session's own loop (an agent swap,
+// /clear): on the session's bus, its provider watched for keep-alive pings
+// and its tl;drs stored.
+func (s *Session) ownLoopConfig(parts loopParts) (agent.Config, error) {
+	cfg, err := s.loopConfigOn(parts, s.bus)
+	if err != nil {
+		return cfg, err
+	}
+	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
+	s.storeTLDRs(&cfg)
+	return cfg, nil
+}
