@@ -2,11 +2,11 @@ package strata
 
 import (
 	"context"
-	"sync"
 	"time"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/panelsrc"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/tool"
 )
@@ -21,41 +21,6 @@ type fixedPanels interface{ FixedPanels() bool }
 func wantsPanels(l prompt.Layout) bool {
 	f, ok := l.(fixedPanels)
 	return ok && f.FixedPanels()
-}
-
-// panelLog keeps a loop's log entries for the Logs panel: compaction,
-// denied tool calls, provider errors, stops and progress lines, with the
-// time the bus stamped them. Safe for concurrent use.
-type panelLog struct {
-	mu      sync.Mutex
-	entries []prompt.LogEntry
-}
-
-// observe is a SubscribeSync observer: it only appends under a lock.
-func (l *panelLog) observe(e event.Event) {
-	text := e.Text
-	switch e.Kind {
-	case event.Compaction, event.Progress, event.AgentStopped:
-	case event.ToolCallDenied:
-		name := ""
-		if e.ToolCall != nil {
-			name = e.ToolCall.Name
-		}
-		text = "tool call " + name + " denied: " + e.Text
-	case event.ProviderError:
-		text = "provider " + e.Provider + " error: " + e.Error
-	default:
-		return
-	}
-	l.mu.Lock()
-	l.entries = append(l.entries, prompt.LogEntry{At: e.Time.UnixMilli(), Text: text})
-	l.mu.Unlock()
-}
-
-func (l *panelLog) snapshot() []prompt.LogEntry {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return append([]prompt.LogEntry(nil), l.entries...)
 }
 
 // workspaceAgents lists the workspace's own agent files for the library
@@ -79,26 +44,26 @@ func workspaceAgents(dir string) []prompt.LibraryEntry {
 // panelSources adds to cfg what the panels show: the workspace's agents
 // (read once), the loop's log and console (from bus, when there is one)
 // and, before every request, the todo_list lists read from env's
-// workspace and the git results (run again every GitRefresh). A list that
+// workspace and the git results (run again every panelsrc.GitRefresh). A list that
 // cannot be read is logged in the Logs panel, not fatal.
 func (w *Workspace) panelSources(cfg *agent.Config, env *tool.Env, bus *event.Bus) {
 	if !wantsPanels(cfg.Layout) {
 		return
 	}
 	cfg.Context.Agents = workspaceAgents(w.dir)
-	log, console := &panelLog{}, &consolePanel{}
+	log, console := &panelsrc.Log{}, &panelsrc.Console{}
 	if bus != nil {
-		bus.SubscribeSync(log.observe)
-		bus.SubscribeSync(console.observe)
+		bus.SubscribeSync(log.Observe)
+		bus.SubscribeSync(console.Observe)
 	}
-	git := &gitPanel{dir: w.dir}
+	git := &panelsrc.Git{Dir: w.dir}
 	now := w.opts.Now
 	if now == nil {
 		now = time.Now
 	}
 	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "panel sources", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
 		Func: func(ctx context.Context, p *agent.Payload) (agent.Verdict, error) {
-			p.Context.Results = []prompt.Result{git.result(ctx, now()), console.result()}
+			p.Context.Results = []prompt.Result{git.Result(ctx, now()), console.Result()}
 			lists, err := tool.LoadTodos(env)
 			p.Context.Todos = nil
 			for _, t := range lists {
@@ -108,7 +73,7 @@ func (w *Workspace) panelSources(cfg *agent.Config, env *tool.Env, bus *event.Bu
 				}
 				p.Context.Todos = append(p.Context.Todos, pt)
 			}
-			p.Context.Logs = log.snapshot()
+			p.Context.Logs = log.Snapshot()
 			if err != nil {
 				p.Context.Logs = append(p.Context.Logs, prompt.LogEntry{At: p.Context.Now, Text: "todo lists: " + err.Error()})
 			}

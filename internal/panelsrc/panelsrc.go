@@ -1,4 +1,9 @@
-package strata
+// Package panelsrc holds the runtime sources of Context Pilot's dynamic
+// panels that come from the loop and the workspace rather than from the
+// conversation (docs/panels.md): the Git results panel, the Console panel
+// (execute_bash output) and the Logs panel, each fed from the loop's event
+// bus or run again before a request.
+package panelsrc
 
 import (
 	"context"
@@ -22,23 +27,23 @@ const GitRefresh = 120 * time.Second
 // shows, run in the workspace directory.
 var gitCommands = [][]string{{"status", "--short", "--branch"}, {"log", "--oneline", "-n", "10"}}
 
-// gitPanel is the Git results panel of one loop: the output of
+// Git is the Git results panel of one loop: the output of
 // gitCommands, run again when GitRefresh has passed since the last run.
 // No panel when git is not installed or the directory is not a repository
 // (checked again at the next refresh). Safe for concurrent use.
-type gitPanel struct {
-	dir     string
+type Git struct {
+	Dir     string
 	mu      sync.Mutex
 	ran     time.Time
 	content string
 }
 
-// result returns the panel at time now ("" content = no panel).
-func (g *gitPanel) result(ctx context.Context, now time.Time) prompt.Result {
+// Result returns the panel at time now ("" content = no panel).
+func (g *Git) Result(ctx context.Context, now time.Time) prompt.Result {
 	g.mu.Lock()
 	defer g.mu.Unlock()
 	if g.ran.IsZero() || now.Sub(g.ran) >= GitRefresh {
-		g.ran, g.content = now, runGit(ctx, g.dir)
+		g.ran, g.content = now, runGit(ctx, g.Dir)
 	}
 	return prompt.Result{Key: "git", Header: "Git results", Content: g.content}
 }
@@ -66,11 +71,11 @@ const (
 	consoleLines    = 40
 )
 
-// consolePanel is the Console panel of one loop (Context Pilot's "Process
+// Console is the Console panel of one loop (Context Pilot's "Process
 // stdout/stderr, live streaming"): the loop's last execute_bash commands
 // with their output as it streamed (tool_execution_update lines) and, once
 // the call ends, its result. Safe for concurrent use.
-type consolePanel struct {
+type Console struct {
 	mu      sync.Mutex
 	entries []consoleEntry
 	changed int64 // Unix ms of the last change
@@ -82,7 +87,7 @@ type consoleEntry struct {
 }
 
 // observe is a SubscribeSync observer of the loop's bus.
-func (c *consolePanel) observe(e event.Event) {
+func (c *Console) Observe(e event.Event) {
 	if e.ToolCall == nil || e.ToolCall.Name != "execute_bash" {
 		return
 	}
@@ -112,7 +117,7 @@ func (c *consolePanel) observe(e event.Event) {
 	c.changed = e.Time.UnixMilli()
 }
 
-func (c *consolePanel) entry(id string) *consoleEntry {
+func (c *Console) entry(id string) *consoleEntry {
 	for i := range c.entries {
 		if c.entries[i].id == id {
 			return &c.entries[i]
@@ -122,7 +127,7 @@ func (c *consolePanel) entry(id string) *consoleEntry {
 }
 
 // result is the panel: each command as "$ COMMAND" then its output lines.
-func (c *consolePanel) result() prompt.Result {
+func (c *Console) Result() prompt.Result {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	var b strings.Builder
@@ -150,4 +155,40 @@ func resultText(b llm.Block) string {
 		}
 	}
 	return strings.Join(parts, "\n")
+}
+
+// Log keeps a loop's log entries for the Logs panel: compaction,
+// denied tool calls, provider errors, stops and progress lines, with the
+// time the bus stamped them. Safe for concurrent use.
+type Log struct {
+	mu      sync.Mutex
+	entries []prompt.LogEntry
+}
+
+// Observe is a SubscribeSync observer: it only appends under a lock.
+func (l *Log) Observe(e event.Event) {
+	text := e.Text
+	switch e.Kind {
+	case event.Compaction, event.Progress, event.AgentStopped:
+	case event.ToolCallDenied:
+		name := ""
+		if e.ToolCall != nil {
+			name = e.ToolCall.Name
+		}
+		text = "tool call " + name + " denied: " + e.Text
+	case event.ProviderError:
+		text = "provider " + e.Provider + " error: " + e.Error
+	default:
+		return
+	}
+	l.mu.Lock()
+	l.entries = append(l.entries, prompt.LogEntry{At: e.Time.UnixMilli(), Text: text})
+	l.mu.Unlock()
+}
+
+// Snapshot returns the entries so far.
+func (l *Log) Snapshot() []prompt.LogEntry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return append([]prompt.LogEntry(nil), l.entries...)
 }
