@@ -13,6 +13,7 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/review"
 	"github.com/strata-agent/strata/internal/symbols"
+	"github.com/strata-agent/strata/internal/urlcontext"
 	"github.com/strata-agent/strata/internal/urlfetch"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/prompt/tiered"
@@ -50,8 +51,8 @@ type repoContext struct {
 	reminderOpt  bool      // the file was named explicitly: missing is an error
 	systemFiles  [2]string // absolute system.md and system_extra.md; "" = not read
 	index        *symbols.Index
-	urls         []prompt.URLDoc // --url
-	prompted     *promptURLs     // URLs the conversation mentions
+	urls         []prompt.URLDoc      // --url
+	prompted     *urlcontext.Mentions // URLs the conversation mentions
 	review       string
 	off          bool // Options.DisableRepoContext
 	sandbox      *tool.Env
@@ -97,14 +98,14 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 	// written by the model) are fetched as web_fetch fetches: loopback and
 	// private addresses only with Options.WebFetchAllowPrivate
 	// (docs/security.md).
-	r.prompted = &promptURLs{fetcher: &urlfetch.Fetcher{AllowPrivate: o.WebFetchAllowPrivate}, given: map[string]bool{}, docs: map[string]*prompt.URLDoc{}}
+	r.prompted = urlcontext.NewMentions(&urlfetch.Fetcher{AllowPrivate: o.WebFetchAllowPrivate})
 	for _, u := range o.URLs {
-		d, err := urlDoc(ctx, f, u)
+		d, err := urlcontext.Doc(ctx, f, u)
 		if err != nil {
 			return nil, err
 		}
 		r.urls = append(r.urls, d)
-		r.prompted.given[u] = true
+		r.prompted.Given(u)
 	}
 	if len(o.ReviewFiles) > 0 && o.Review == "" {
 		return nil, configErrorf("review files given (%s) without a review base", strings.Join(o.ReviewFiles, ", "))
@@ -158,7 +159,7 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 		}
 	}
 	if needs.URLs && r.prompted != nil {
-		docs, err := r.prompted.gather(ctx, c.History)
+		docs, err := r.prompted.Gather(ctx, c.History)
 		if len(docs) > 0 {
 			c.URLs = append(append([]prompt.URLDoc(nil), c.URLs...), docs...)
 		}

@@ -1,4 +1,7 @@
-package strata
+// Package urlcontext builds the tiered layout's URL context (docs/tiered.md,
+// rule 4): a fetched URL as a context entry with its symbol map, and the
+// URLs the conversation's user messages mention, fetched once per session.
+package urlcontext
 
 import (
 	"context"
@@ -20,14 +23,14 @@ import (
 const MaxPromptURLs = 8
 
 // urlRE finds http(s) URLs in prompt text; trailing punctuation is trimmed
-// (promptURLs).
+// (Mentions).
 var urlRE = regexp.MustCompile(`https?://[^\s<>"'` + "`" + `\)\]\}]+`)
 
-// urlDoc fetches raw with f and returns it as a URL context entry, with
+// Doc fetches raw with f and returns it as a URL context entry, with
 // the symbol map of its content when its path names a source file of a
 // language internal/symbols parses (docs/tiered.md, rule 4: "title +
 // content + optional symbol map").
-func urlDoc(ctx context.Context, f *urlfetch.Fetcher, raw string) (prompt.URLDoc, error) {
+func Doc(ctx context.Context, f *urlfetch.Fetcher, raw string) (prompt.URLDoc, error) {
 	d, err := f.Fetch(ctx, raw)
 	if err != nil {
 		return prompt.URLDoc{}, err
@@ -42,11 +45,11 @@ func urlDoc(ctx context.Context, f *urlfetch.Fetcher, raw string) (prompt.URLDoc
 	return doc, nil
 }
 
-// promptURLs fetches the URLs the user's messages mention (text blocks of
+// Mentions fetches the URLs the user's messages mention (text blocks of
 // user messages; tool results are not the user's words), once per session,
 // in order of first mention, at most MaxPromptURLs. Safe for concurrent
 // use.
-type promptURLs struct {
+type Mentions struct {
 	fetcher *urlfetch.Fetcher
 	given   map[string]bool // --url URLs, already in the context
 	mu      sync.Mutex
@@ -55,9 +58,23 @@ type promptURLs struct {
 	capped  bool
 }
 
-// gather returns the docs of the URLs history mentions, and the errors of
+// NewMentions returns the mentioned-URL fetcher of one session, fetching
+// with f.
+func NewMentions(f *urlfetch.Fetcher) *Mentions {
+	return &Mentions{fetcher: f, given: map[string]bool{}, docs: map[string]*prompt.URLDoc{}}
+}
+
+// Given records a URL the person gave (--url): it is already in the
+// context and is not fetched again when a message mentions it.
+func (p *Mentions) Given(u string) {
+	p.mu.Lock()
+	p.given[u] = true
+	p.mu.Unlock()
+}
+
+// Gather returns the docs of the URLs history mentions, and the errors of
 // URLs fetched now that failed (each reported once).
-func (p *promptURLs) gather(ctx context.Context, history []llm.Message) ([]prompt.URLDoc, error) {
+func (p *Mentions) Gather(ctx context.Context, history []llm.Message) ([]prompt.URLDoc, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	var errs []string
@@ -82,7 +99,7 @@ func (p *promptURLs) gather(ctx context.Context, history []llm.Message) ([]promp
 					continue
 				}
 				p.order = append(p.order, raw)
-				d, err := urlDoc(ctx, p.fetcher, raw)
+				d, err := Doc(ctx, p.fetcher, raw)
 				if err != nil {
 					p.docs[raw] = nil
 					errs = append(errs, err.Error())
