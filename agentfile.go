@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/strata-agent/strata/config"
+	"github.com/strata-agent/strata/internal/toolcheck"
 	"github.com/strata-agent/strata/prompt"
 )
 
@@ -136,8 +137,8 @@ type Agent struct {
 	// skill metadata (kiro loads steering as resources; docs/kiro.md).
 	Context prompt.Context
 	// Warnings are the loading and resolution warnings (missing resources,
-	// hook scripts, MCP commands…), toolWarnings (tool names strata
-	// cannot offer) and skillsWithoutFSRead, each once.
+	// hook scripts, MCP commands…), toolcheck.Warnings (tool names strata
+	// cannot offer) and toolcheck.SkillsWithoutFSRead, each once.
 	Warnings []config.Warning
 }
 
@@ -176,8 +177,8 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 		servers[i] = s.Name
 	}
 	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
-	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), toolWarnings(a, servers)...)
-	for _, w := range append(warns, skillsWithoutFSRead(a, len(r.Skills))...) {
+	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), toolcheck.Warnings(a, servers, implementedTools())...)
+	for _, w := range append(warns, toolcheck.SkillsWithoutFSRead(a, len(r.Skills))...) {
 		if k := [2]string{w.Field, w.Message}; !seen[k] {
 			seen[k] = true
 			l.Warnings = append(l.Warnings, w)
