@@ -4,7 +4,6 @@ package strata
 var (
 	FileTree         = fileTree
 	ModelForProvider = modelForProvider
-	ResolveAgent     = resolveAgent
 	DefaultKeepAlive = defaultKeepAlive
 )
 

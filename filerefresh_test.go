@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -63,5 +64,51 @@ func TestEditedContextFileReachesTheNextRequest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// A context file swapped for a symlink out of the workspace after the
+// agent was loaded is refused on refresh as it would have been at load
+// time: the secret it points to never reaches a request, and the warning
+// names the file (the refresher once read changed files with os.ReadFile,
+// bypassing the sandbox every other context read goes through).
+func TestAttackContextFileSwappedForSymlinkAfterLoad(t *testing.T) {
+	dir := workspaceDir(t)
+	secret := filepath.Join(t.TempDir(), "credentials")
+	if err := os.WriteFile(secret, []byte("aws_secret_access_key = TOPSECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	reply := replay.Reply{Blocks: []llm.Block{llm.TextBlock("ok")}}
+	srv := replayServer(t, llm.APIAnthropic, reply, reply)
+	var warnings []string
+	ws := openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", Layout: "kiro", ProviderName: "anthropic",
+		BaseURL: srv.URL(), Mode: agent.ModeAll, Store: session.NewMemory(), Warn: func(m string) { warnings = append(warnings, m) }})
+	s, err := ws.NewSession(context.Background(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Prompt(context.Background(), "build?"); err != nil {
+		t.Fatal(err)
+	}
+	notes := filepath.Join(dir, "NOTES.md")
+	if err := os.Remove(notes); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, notes); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Prompt(context.Background(), "and now?"); err != nil {
+		t.Fatal(err)
+	}
+	got := srv.Received()
+	if len(got) != 2 {
+		t.Fatalf("%d requests", len(got))
+	}
+	if body := string(got[1].Body); strings.Contains(body, "TOPSECRET") || !strings.Contains(body, "Build with `make`") {
+		t.Errorf("the second request read through the symlink or lost the file's last content:\n%s", body)
+	}
+	if !slices.ContainsFunc(warnings, func(w string) bool { return strings.Contains(w, "context file "+notes) }) {
+		t.Errorf("no warning names %s: %q", notes, warnings)
 	}
 }

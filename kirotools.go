@@ -9,6 +9,7 @@ import (
 	"sort"
 	"strings"
 
+	"github.com/strata-agent/strata/internal/toolcheck"
 	"github.com/strata-agent/strata/knowledge"
 	"github.com/strata-agent/strata/tool"
 )
@@ -17,10 +18,6 @@ import (
 //
 //go:embed README.md
 var readme string
-
-// kiroToolNames are the kiro built-ins strata implements beyond
-// tool.Builtins; an agent file gets each one its tools allow.
-var kiroToolNames = []string{"thinking", "web_fetch", "introspect", "knowledge"}
 
 // kiroTools returns the kiro built-ins beyond tool.Builtins that the agent's
 // tools allow (thinking, web_fetch, introspect, knowledge), building the
@@ -52,7 +49,7 @@ func (w *Workspace) kiroTools(ctx context.Context) ([]tool.Tool, error) {
 		}
 		w.agent.Context.Knowledge = idx.Listing()
 	}
-	for _, name := range kiroToolNames {
+	for _, name := range toolcheck.KiroTools {
 		if !cfg.ToolAllowed(name) {
 			continue
 		}

@@ -1,7 +1,9 @@
 package strata
 
 import (
+	"path/filepath"
 	"context"
+	"github.com/strata-agent/strata/agentfile"
 	"time"
 
 	"github.com/strata-agent/strata/agent"
@@ -28,15 +30,19 @@ func wantsPanels(l prompt.Layout) bool {
 // per machine, and a request must not depend on who renders it).
 func workspaceAgents(dir string) []prompt.LibraryEntry {
 	var out []prompt.LibraryEntry
-	for _, a := range FindAgents(dir) {
+	for _, a := range agentfile.Find(dir) {
 		if a.Scope != "workspace" {
 			continue
 		}
 		desc := ""
-		if ld, err := LoadAgent(a.Path, dir); err == nil {
+		if ld, err := agentfile.Load(a.Path, dir); err == nil {
 			desc = ld.Config.Description
 		}
-		out = append(out, prompt.LibraryEntry{Name: a.Name, Description: desc, Path: rel(dir, a.Path)})
+		p, err := filepath.Rel(dir, a.Path) // a workspace agent is inside dir
+		if err != nil {
+			p = a.Path
+		}
+		out = append(out, prompt.LibraryEntry{Name: a.Name, Description: desc, Path: filepath.ToSlash(p)})
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -148,7 +149,7 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 		read := os.ReadFile // a file the person named
 		if !r.reminderOpt {
 			// The default file is the repository's: the sandbox applies.
-			read = func(p string) ([]byte, error) { return tool.ReadFileIn(r.sandbox, p, MaxContextFileBytes) }
+			read = func(p string) ([]byte, error) { return tool.ReadFileIn(r.sandbox, p, agentfile.MaxContextFileBytes) }
 		}
 		b, err := read(r.reminderFile)
 		switch {

@@ -3,6 +3,7 @@ package strata
 import (
 	"context"
 	"errors"
+	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
 
 	"github.com/strata-agent/strata/config"
@@ -17,9 +18,9 @@ type startTrust map[string]string
 // snapshotAgents records the trust hash of the opened agent top (hash) and
 // of every agent file FindAgents lists for dir, as they are now. A file
 // that does not load is left out: if it loads later, it is new.
-func snapshotAgents(dir string, top *Agent, hash string, o Options) startTrust {
+func snapshotAgents(dir string, top *agentfile.File, hash string, o Options) startTrust {
 	s := startTrust{agentPath(top): hash}
-	for _, f := range FindAgents(dir) {
+	for _, f := range agentfile.Find(dir) {
 		if _, ok := s[f.Path]; ok {
 			continue
 		}
@@ -54,12 +55,12 @@ func agentTrustHash(path, dir string, o Options) (string, string, error) {
 	if err != nil {
 		return "", "", &ConfigError{Err: err}
 	}
-	return a.Path, agentTrustRequest(dir, &Agent{Config: a, Resolved: r}, o).Hash, nil
+	return a.Path, agentTrustRequest(dir, &agentfile.File{Config: a, Resolved: r}, o).Hash, nil
 }
 
 // agentPath is the agent file a loaded agent came from ("" for the default
 // agent).
-func agentPath(a *Agent) string {
+func agentPath(a *agentfile.File) string {
 	if a == nil || a.Config == nil {
 		return ""
 	}

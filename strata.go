@@ -31,6 +31,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"log/slog"
 	"os"
@@ -77,7 +78,7 @@ type Options struct {
 	// folders: docs/kiro.md); "" runs strata's default agent: Instructions
 	// and every built-in tool.
 	Agent string
-	// Instructions replace DefaultInstructions for the default agent (no
+	// Instructions replace agentfile.DefaultInstructions for the default agent (no
 	// Agent). Ignored when Agent is set: the agent file's prompt applies.
 	Instructions string
 	// NoProjectFiles makes the default agent (no Agent) read no project
@@ -291,7 +292,7 @@ var ErrClosed = errors.New("strata: closed")
 type Workspace struct {
 	opts     Options
 	dir      string
-	agent    *Agent // nil config for the default agent
+	agent    *agentfile.File // nil config for the default agent
 	tools    []tool.Tool
 	mcp      *mcp.Manager      // the agent's MCP servers; nil when none were launched
 	mcpNames map[string]string // model-facing name → "@server/tool"
@@ -403,7 +404,7 @@ func (w *Workspace) loadAgent(ctx context.Context) error {
 	o := w.opts
 	sys := o.Instructions
 	if sys == "" {
-		sys = DefaultInstructions
+		sys = agentfile.DefaultInstructions
 	}
 	var err error
 	if w.agent, err = workspaceAgent(w.dir, o.Agent, sys, o.NoProjectFiles); err != nil {
@@ -495,7 +496,7 @@ func launchMCP(ctx context.Context, servers []config.NamedMCPServer, dir string,
 	}
 	m := mcp.NewManager(mcp.Options{Stderr: stderr, Roots: []string{dir}, Dir: dir, OAuth: o.MCPOAuth, Elicit: o.MCPElicit})
 	for _, s := range servers {
-		if err := m.LaunchServer(ctx, s.Name, MCPServerConfig(s.Server)); err != nil {
+		if err := m.LaunchServer(ctx, s.Name, agentfile.MCPServerConfig(s.Server)); err != nil {
 			o.Warn(fmt.Sprintf("MCP server %q (%s): %v", s.Name, s.Source, err))
 		}
 	}
@@ -517,7 +518,7 @@ func (w *Workspace) Dir() string { return w.dir }
 
 // Agent returns the loaded agent; its Config is nil for strata's default
 // agent.
-func (w *Workspace) Agent() *Agent { return w.agent }
+func (w *Workspace) Agent() *agentfile.File { return w.agent }
 
 // ProviderName returns the name of the chosen provider ("anthropic", …, or
 // the Name of Options.Provider).

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"path"
 	"strings"
 	"sync"
@@ -55,12 +56,12 @@ func (w *Workspace) availableSubAgents() []agent.SubAgent {
 	}
 	var out []agent.SubAgent
 	seen := map[string]bool{}
-	for _, f := range FindAgents(w.dir) {
+	for _, f := range agentfile.Find(w.dir) {
 		if seen[f.Name] || !listed(st.AvailableAgents, f.Name) {
 			continue
 		}
 		seen[f.Name] = true
-		a, err := config.LoadAgentWith(f.Path, config.LoadOptions{ReadFile: contextReader(w.dir, nil)}) // its prompt file too passes the sandbox
+		a, err := config.LoadAgentWith(f.Path, config.LoadOptions{ReadFile: agentfile.ContextReader(w.dir, nil)}) // its prompt file too passes the sandbox
 		if err != nil {
 			continue
 		}
@@ -112,9 +113,9 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string, outer *tool
 	}
 	ch := w.children
 	w.mu.Unlock()
-	file, err := resolveAgent(w.dir, name)
+	file, err := agentfile.Resolve(w.dir, name)
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{Err: err}
 	}
 	_, hash, err := agentTrustHash(file, w.dir, w.opts) // validated at every spawn
 	if err != nil {

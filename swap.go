@@ -106,14 +106,11 @@ func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 // release everything of the old agent (agentClosers: MCP servers,
 // knowledge index, sub-agent workspaces), then activate the new one.
 func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
-	path, err := resolveAgent(w.dir, ref)
+	next, err := loadAgentFile(w.dir, ref)
 	if err != nil {
 		return err
 	}
-	next, err := LoadAgent(path, w.dir)
-	if err != nil {
-		return err
-	}
+	path := next.Config.Path
 	// Trust is decided before anything of the old agent stops: a refused
 	// agent leaves the workspace as it was (its permissions never apply).
 	r := agentTrustRequest(w.dir, next, w.opts)

@@ -57,3 +57,23 @@ func taskContextHook() agent.Hook {
 			return agent.Verdict{}, nil
 		}}
 }
+
+// fileRefreshHook adds to cfg a compose_request transform that sends the
+// agent's context files as they are on disk now (agentfile.Refresher). An
+// unreadable file is a warning (Options.Warn); the request goes on with
+// its last content.
+func (w *Workspace) fileRefreshHook(cfg *agent.Config) {
+	fr := w.agent.Refresher()
+	if fr == nil {
+		return
+	}
+	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "context files", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
+		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+			files, err := fr.Refresh(p.Context.Files)
+			p.Context.Files = files
+			if err != nil {
+				w.opts.Warn(err.Error())
+			}
+			return agent.Verdict{}, nil
+		}})
+}

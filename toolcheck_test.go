@@ -1,26 +1,26 @@
 package strata_test
 
 import (
+	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/internal/shared"
 )
 
 // realAgents loads every agent of the real projects as kiro finds them
 // (each project as the .kiro of a workspace), keyed "project/agent".
-func realAgents(t *testing.T) map[string]*strata.Agent {
+func realAgents(t *testing.T) map[string]*agentfile.File {
 	t.Helper()
-	out := map[string]*strata.Agent{}
+	out := map[string]*agentfile.File{}
 	for _, p := range shared.AgentProjects(t) {
 		ws := shared.KiroWorkspace(t, p)
-		for _, f := range strata.FindAgents(ws) {
+		for _, f := range agentfile.Find(ws) {
 			if f.Scope != "workspace" {
 				continue
 			}
-			a, err := strata.LoadAgent(f.Path, ws)
+			a, err := agentfile.Load(f.Path, ws)
 			if err != nil {
 				t.Fatalf("%s: %v", f.Path, err)
 			}
@@ -32,7 +32,7 @@ func realAgents(t *testing.T) map[string]*strata.Agent {
 
 // toolWarnings returns the agent's warnings about tool names, as
 // "field: message".
-func toolWarnings(a *strata.Agent) []string {
+func toolWarnings(a *agentfile.File) []string {
 	var out []string
 	for _, w := range a.Warnings {
 		if strings.HasPrefix(w.Field, "/tools/") || strings.HasPrefix(w.Field, "/allowedTools/") {
@@ -89,7 +89,7 @@ func TestToolWarningsPerKind(t *testing.T) {
 		"allowedTools":["fs_list","report_issue","delegate"],
 		"toolAliases":{"@git/git_status":"status"},
 		"mcpServers":{"git":{"command":"true"}}}`)
-	a, err := strata.LoadAgent(agentFile, dir)
+	a, err := agentfile.Load(agentFile, dir)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -127,7 +127,7 @@ func TestSkillsWithoutFSReadWarn(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, filepath.Join(dir, ".kiro", "skills", "deploy", "SKILL.md"), "---\nname: deploy\ndescription: how to deploy\n---\nsteps\n")
 		writeFile(t, filepath.Join(dir, ".kiro", "agents", "a.json"), `{"name":"a","tools":`+tc.tools+`,"resources":["skill://.kiro/skills/*/SKILL.md"]}`)
-		a, err := strata.LoadAgent(filepath.Join(dir, ".kiro", "agents", "a.json"), dir)
+		a, err := agentfile.Load(filepath.Join(dir, ".kiro", "agents", "a.json"), dir)
 		if err != nil {
 			t.Fatal(err)
 		}

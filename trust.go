@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -237,7 +238,7 @@ func trustRequest(dir, agentPath string, hooks config.Hooks, servers []config.Na
 // its agent file's hooks (none for the default agent) and its resolved MCP
 // servers, without what o disables. Open and WorkspaceCommands both use it,
 // so one decision covers every command that loads the same agent.
-func agentTrustRequest(dir string, a *Agent, o Options) TrustRequest {
+func agentTrustRequest(dir string, a *agentfile.File, o Options) TrustRequest {
 	var hooks config.Hooks
 	path := ""
 	if a.Config != nil {
@@ -254,15 +255,15 @@ func agentTrustRequest(dir string, a *Agent, o Options) TrustRequest {
 }
 
 // WorkspaceCommands loads the agent Open would load for the workspace dir —
-// the agent agentName resolves to (resolveAgent), or strata's default agent
+// the agent agentName resolves to (agentfile.Resolve), or strata's default agent
 // with the project's files (AGENTS.md, steering, the mcp.json files and
 // .mcp.json) when agentName is "" — and returns it with the TrustRequest
 // Open would ask Options.Trust about: the same commands in the same order,
 // hence the same Hash, so a decision taken by a tool that only lists the
 // servers (strata mcp list) covers the run that starts them, and back.
-// Nothing is started. Errors are LoadAgent's and resolveAgent's.
-func WorkspaceCommands(dir, agentName string) (*Agent, TrustRequest, error) {
-	a, err := workspaceAgent(dir, agentName, DefaultInstructions, false)
+// Nothing is started. Errors are *ConfigError.
+func WorkspaceCommands(dir, agentName string) (*agentfile.File, TrustRequest, error) {
+	a, err := workspaceAgent(dir, agentName, agentfile.DefaultInstructions, false)
 	if err != nil {
 		return nil, TrustRequest{}, err
 	}
@@ -270,18 +271,33 @@ func WorkspaceCommands(dir, agentName string) (*Agent, TrustRequest, error) {
 }
 
 // workspaceAgent loads the agent Open loads for the workspace dir: the
-// agent name resolves to (resolveAgent, then LoadAgent), or, when name is
-// "", strata's default agent with instructions sys (and the project's files
-// unless noProjectFiles). Nothing is started.
-func workspaceAgent(dir, name, sys string, noProjectFiles bool) (*Agent, error) {
-	if name == "" {
-		return defaultAgent(dir, sys, noProjectFiles)
+// agent name resolves to (loadAgentFile), or, when name is "", strata's
+// default agent with instructions sys (and the project's files unless
+// noProjectFiles). Nothing is started. Errors are *ConfigError.
+func workspaceAgent(dir, name, sys string, noProjectFiles bool) (*agentfile.File, error) {
+	if name != "" {
+		return loadAgentFile(dir, name)
 	}
-	path, err := resolveAgent(dir, name)
+	a, err := agentfile.Default(dir, sys, noProjectFiles)
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{Err: err}
 	}
-	return LoadAgent(path, dir)
+	return a, nil
+}
+
+// loadAgentFile resolves the agent ref in the workspace dir
+// (agentfile.Resolve) and loads it (agentfile.Load); errors are
+// *ConfigError.
+func loadAgentFile(dir, ref string) (*agentfile.File, error) {
+	path, err := agentfile.Resolve(dir, ref)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	a, err := agentfile.Load(path, dir)
+	if err != nil {
+		return nil, &ConfigError{Err: err}
+	}
+	return a, nil
 }
 
 // trustHash hashes the commands without their Source, with their env and

@@ -315,7 +315,7 @@ func (r *Resolved) resolveSteering(home string, read func(string) ([]byte, error
 			if inFiles[m] {
 				continue
 			}
-			s, err := loadSteering(m, read)
+			s, err := LoadSteeringWith(m, read)
 			if err != nil {
 				r.Warnings = append(r.Warnings, Warning{File: m, Message: fmt.Sprintf("steering file skipped: %v", err)})
 				continue

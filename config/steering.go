@@ -48,10 +48,11 @@ func (s *Steering) Always() bool { return s.Inclusion == InclusionAlways }
 // LoadSteering reads a steering file. Front matter is optional; when present
 // it must be valid YAML, else the error names the file. fileMatch without
 // any pattern is an error too (the file could never be included).
-func LoadSteering(path string) (*Steering, error) { return loadSteering(path, os.ReadFile) }
+func LoadSteering(path string) (*Steering, error) { return LoadSteeringWith(path, os.ReadFile) }
 
-// loadSteering is LoadSteering reading the file with read.
-func loadSteering(path string, read func(string) ([]byte, error)) (*Steering, error) {
+// LoadSteeringWith is LoadSteering reading the file with read (a sandboxed
+// reader such as agentfile.ContextReader; errors are read's, wrapped).
+func LoadSteeringWith(path string, read func(string) ([]byte, error)) (*Steering, error) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil, fmt.Errorf("steering %s: %w", path, err)

@@ -14,7 +14,7 @@ const DefaultTimeout = 120 * time.Second
 // ServerConfig is how to start and talk to one MCP server. It is the
 // manager's own, neutral form: agent-config formats (kiro / Amazon Q agent
 // files, mcp.json, an ACP client's mcpServers) are converted to it by their
-// owners (strata.MCPServerConfig for package config), so package mcp
+// owners (agentfile.MCPServerConfig for package config), so package mcp
 // depends on no config format.
 //
 // A server is remote when URL is set (streamable HTTP; Command, Args and Env

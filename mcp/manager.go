@@ -9,7 +9,7 @@
 // new Manager (agent swap). A server that crashed can be relaunched.
 //
 // The exported API uses no SDK type and no config format: callers convert
-// their server entries to ServerConfig (strata.MCPServerConfig does it
+// their server entries to ServerConfig (agentfile.MCPServerConfig does it
 // for kiro / Amazon Q agent configs), and prompts come back as Prompt and
 // llm.Message.
 //

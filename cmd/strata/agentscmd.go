@@ -3,6 +3,7 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -11,7 +12,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata"
 )
 
 func init() { register(newAgentsCmd) }
@@ -68,7 +68,7 @@ func agentsList(w, errw io.Writer, dir, format string) error {
 		return usagef("--dir %s: not a directory", dir)
 	}
 	var infos []agentInfo
-	for _, f := range strata.FindAgents(root) {
+	for _, f := range agentfile.Find(root) {
 		infos = append(infos, inspectAgent(f.Path, root, f.Scope))
 	}
 	bad := 0
@@ -101,7 +101,7 @@ func agentsList(w, errw io.Writer, dir, format string) error {
 	return nil
 }
 
-// misplacedHint is strata.MisplacedAgentsHint(root) when no workspace agent
+// misplacedHint is agentfile.MisplacedHint(root) when no workspace agent
 // was found, else "".
 func misplacedHint(infos []agentInfo, root string) string {
 	for _, a := range infos {
@@ -109,13 +109,13 @@ func misplacedHint(infos []agentInfo, root string) string {
 			return ""
 		}
 	}
-	return strata.MisplacedAgentsHint(root)
+	return agentfile.MisplacedHint(root)
 }
 
 // inspectAgent loads and resolves one agent file against the workspace.
 func inspectAgent(file, root, scope string) agentInfo {
 	a := agentInfo{File: file, Scope: scope, Name: strings.TrimSuffix(filepath.Base(file), ".json")}
-	l, err := strata.LoadAgent(file, root)
+	l, err := agentfile.Load(file, root)
 	if err != nil {
 		a.Error = err.Error()
 		return a

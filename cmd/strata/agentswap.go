@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"strings"
 
@@ -27,7 +28,7 @@ func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name strin
 	}
 	if name == "" {
 		var names []string
-		for _, a := range strata.FindAgents(ws.Dir()) {
+		for _, a := range agentfile.Find(ws.Dir()) {
 			names = append(names, a.Name)
 		}
 		fmt.Fprintf(w, "strata: /agent NAME (agents: %s)\n", orDash(strings.Join(names, ", ")))

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"net/url"
 	"os"
@@ -167,7 +168,7 @@ func mcpAuth(ctx context.Context, name, agentFile, mcpFile string, trust bool) e
 	if _, err := o.Store.Delete(s.Server.URL); err != nil {
 		return err
 	}
-	cfg := strata.MCPServerConfig(s.Server)
+	cfg := agentfile.MCPServerConfig(s.Server)
 	cfg.Timeout = authTimeout
 	m := mcp.NewManager(mcp.Options{Roots: []string{wd}, Stderr: logs.fileWriter(), OAuth: o})
 	defer m.Terminate()

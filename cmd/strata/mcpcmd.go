@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"os"
 	"sort"
@@ -74,7 +75,7 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, recor
 		OAuth: oa, Elicit: cliElicitor(listElicit())})
 	defer m.Terminate()
 	for _, s := range servers {
-		_ = m.LaunchServer(ctx, s.Name, strata.MCPServerConfig(s.Server)) // the failure is in the status
+		_ = m.LaunchServer(ctx, s.Name, agentfile.MCPServerConfig(s.Server)) // the failure is in the status
 	}
 	m.Freeze()
 	st := m.Statuses()

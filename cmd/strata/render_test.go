@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/internal/capture"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/internal/shared"
@@ -75,7 +75,7 @@ func goldenProject(t *testing.T) (root, agentFile string) {
 // knowledge, file tree) and a multi-turn history with a tool call.
 func goldenContext(t *testing.T, root, agentFile string) prompt.Context {
 	t.Helper()
-	ld, err := strata.LoadAgent(agentFile, root)
+	ld, err := agentfile.Load(agentFile, root)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -2,9 +2,9 @@ package benchcache
 
 import (
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"time"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/tool"
@@ -21,18 +21,18 @@ type StaticOptions struct {
 }
 
 // LoadStaticWith loads the kiro / Amazon Q agent file at path (resolved
-// against the project it belongs to, as strata.LoadAgent does) and returns
+// against the project it belongs to, as agentfile.Load does) and returns
 // its static context: the prompt, the built-in tools it allows (tool.Builtins
 // filtered by its tools field) with execute_bash added when missing (the
 // recorded conversation calls it), then, with o.MCPTools, the recorded tools
 // of its enabled MCP servers that its tools field allows ("@server",
 // "@server/tool", "*"; the same filter as a live session), its file://
 // resources and always-included steering, and its skills. Servers are not
-// started and hooks do not run. Errors are strata.LoadAgent's
-// (*strata.ConfigError), mcp.LoadRecord's, or name an enabled server of the
+// started and hooks do not run. Errors are agentfile.Load's
+// (agentfile.Load), mcp.LoadRecord's, or name an enabled server of the
 // agent the record does not hold.
 func LoadStaticWith(path string, o StaticOptions) (*Static, error) {
-	a, err := strata.LoadAgent(path, "")
+	a, err := agentfile.Load(path, "")
 	if err != nil {
 		return nil, fmt.Errorf("--agent %s: %w", path, err)
 	}

@@ -2,11 +2,11 @@ package peers_test
 
 import (
 	"fmt"
+	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
 	"sort"
 	"testing"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/internal/shared"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/anthropic"
@@ -91,11 +91,11 @@ func TestEveryRealAgent(t *testing.T) {
 	agents := 0
 	for _, project := range shared.AgentProjects(t) {
 		ws := shared.KiroWorkspace(t, project)
-		for _, af := range strata.FindAgents(ws) {
+		for _, af := range agentfile.Find(ws) {
 			if af.Scope != "workspace" {
 				continue
 			}
-			ag, err := strata.LoadAgent(af.Path, ws)
+			ag, err := agentfile.Load(af.Path, ws)
 			if err != nil {
 				t.Fatalf("%s: %v", af.Path, err)
 			}

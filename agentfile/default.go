@@ -1,4 +1,4 @@
-package strata
+package agentfile
 
 import (
 	"fmt"
@@ -69,7 +69,7 @@ func defaultAgentResourcesFor(root string) []config.Resource {
 // agent besides kiro's mcp.json files.
 const ProjectMCPFile = ".mcp.json"
 
-// defaultAgent builds strata's default agent for the workspace dir: system
+// Default builds strata's default agent for the workspace dir: system
 // instructions sys, the defaultAgentResources that exist, the project's and
 // the user's always-included steering (.kiro/steering/*.md with
 // `inclusion: always`), and — as kiro's default agent has useLegacyMcpJson
@@ -78,10 +78,10 @@ const ProjectMCPFile = ".mcp.json"
 // wins). Config stays nil (the default agent's tools, approvals and path
 // settings are strata's defaults); Resolved holds what was found. With
 // noFiles only sys is used. An mcp.json that exists but cannot be read is
-// a *ConfigError naming it.
-func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
+// an error naming it.
+func Default(dir, sys string, noFiles bool) (*File, error) {
 	if noFiles {
-		return &Agent{Context: prompt.Context{System: sys}}, nil
+		return &File{Context: prompt.Context{System: sys}}, nil
 	}
 	root, err := filepath.Abs(dir)
 	if err != nil {
@@ -92,9 +92,10 @@ func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
 	// The instruction files above the workspace belong to its repository:
 	// they are read with the repository (the git root) as the sandbox root.
 	repo := filepath.Join(root, filepath.FromSlash(projectDocDirs(root)[0]))
-	r, err := config.ResolveWith(def, root, config.ResolveOptions{NoDefaultSkills: true, ReadFile: contextReader(repo, nil)})
+	read := ContextReader(repo, nil)
+	r, err := config.ResolveWith(def, root, config.ResolveOptions{NoDefaultSkills: true, ReadFile: read})
 	if err != nil {
-		return nil, &ConfigError{Err: fmt.Errorf("default agent: %w", err)}
+		return nil, fmt.Errorf("default agent: %w", err)
 	}
 	// Files above the workspace are shown by their path relative to it
 	// ("../AGENTS.md"), not their absolute path: a request must not depend
@@ -117,7 +118,7 @@ func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
 	if p := filepath.Join(root, ProjectMCPFile); exists(p) {
 		c, err := config.LoadMCPConfig(p)
 		if err != nil {
-			return nil, &ConfigError{Err: fmt.Errorf("default agent: %w", err)}
+			return nil, fmt.Errorf("default agent: %w", err)
 		}
 		have := map[string]bool{}
 		for _, s := range r.MCPServers {
@@ -129,7 +130,7 @@ func defaultAgent(dir, sys string, noFiles bool) (*Agent, error) {
 			}
 		}
 	}
-	a := &Agent{Resolved: r, Context: contextOf(r), Warnings: r.Warnings}
+	a := &File{Resolved: r, Context: contextOf(r), Warnings: r.Warnings, read: read}
 	a.Context.System = sys
 	return a, nil
 }

@@ -1,4 +1,4 @@
-package strata
+package agentfile
 
 import (
 	"encoding/json"

@@ -1,4 +1,4 @@
-package strata
+package agentfile
 
 import (
 	"errors"
@@ -21,7 +21,7 @@ const MaxContextFileBytes = 4 << 20
 // symlink in it that leads out of it is refused too.
 var globalConfigDirs = []string{".kiro", filepath.Join(".aws", "amazonq")}
 
-// contextReader returns the reader of every file strata puts in the
+// ContextReader returns the reader of every file strata puts in the
 // context for the agent cfg (nil: the default agent, or before its file is
 // parsed) in the workspace dir (docs/security.md, "Files read into
 // context"): tool.ReadFileIn with the agent's fs_read policy rooted at dir
@@ -29,7 +29,7 @@ var globalConfigDirs = []string{".kiro", filepath.Join(".aws", "amazonq")}
 // not denied, not hard-linked, a regular file of at most
 // MaxContextFileBytes — or, for a file in one of the user's
 // globalConfigDirs, the same rule rooted at that folder.
-func contextReader(dir string, cfg *config.Agent) func(string) ([]byte, error) {
+func ContextReader(dir string, cfg *config.Agent) func(string) ([]byte, error) {
 	env := &tool.Env{Workdir: dir}
 	if cfg != nil {
 		r := cfg.ToolSettings("fs_read")

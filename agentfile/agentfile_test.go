@@ -1,13 +1,12 @@
-package strata_test
+package agentfile_test
 
 import (
-	"errors"
+	"github.com/strata-agent/strata/agentfile"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/internal/shared"
 )
 
@@ -15,7 +14,7 @@ const multiAgentProject = "data/agents/projects/aws-samples__sample-kiro-cli-mul
 
 var multiAgents = []string{"coder", "docs", "leader", "ops", "reviewer", "security-reviewer"}
 
-func agentNames(found []strata.AgentFile, scope string) []string {
+func agentNames(found []agentfile.Entry, scope string) []string {
 	var names []string
 	for _, a := range found {
 		if a.Scope == scope {
@@ -35,14 +34,14 @@ func TestAgentsOfAKiroWorkspace(t *testing.T) {
 	t.Setenv("HOME", t.TempDir())
 	project := shared.Path(t, multiAgentProject)
 	ws := shared.KiroWorkspace(t, project)
-	if got := agentNames(strata.FindAgents(ws), "workspace"); strings.Join(got, " ") != strings.Join(multiAgents, " ") {
+	if got := agentNames(agentfile.Find(ws), "workspace"); strings.Join(got, " ") != strings.Join(multiAgents, " ") {
 		t.Fatalf("FindAgents: %q, want %q", got, multiAgents)
 	}
-	path, err := strata.ResolveAgent(ws, "coder")
+	path, err := agentfile.Resolve(ws, "coder")
 	if err != nil || path != filepath.Join(ws, ".kiro", "agents", "coder.json") {
-		t.Fatalf("ResolveAgent(coder) = %s, %v", path, err)
+		t.Fatalf("Resolve(coder) = %s, %v", path, err)
 	}
-	ag, err := strata.LoadAgent(path, "")
+	ag, err := agentfile.Load(path, "")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -73,15 +72,14 @@ func TestAgentsOfAKiroWorkspace(t *testing.T) {
 		t.Errorf("prompt warning %q", prompt)
 	}
 
-	_, err = strata.ResolveAgent(project, "coder")
-	var ce *strata.ConfigError
-	if !errors.As(err, &ce) || !strings.Contains(err.Error(), project+" holds 6 agent file(s) in agents/ but kiro reads only <workspace>/.kiro/agents") {
-		t.Errorf("ResolveAgent on the project folder: %v", err)
+	_, err = agentfile.Resolve(project, "coder")
+	if err == nil || !strings.Contains(err.Error(), project+" holds 6 agent file(s) in agents/ but kiro reads only <workspace>/.kiro/agents") {
+		t.Errorf("Resolve on the project folder: %v", err)
 	}
-	if h := strata.MisplacedAgentsHint(filepath.Join(ws, ".kiro")); h != filepath.Join(ws, ".kiro")+" is a .kiro folder: use its workspace "+ws+" as the directory" {
+	if h := agentfile.MisplacedHint(filepath.Join(ws, ".kiro")); h != filepath.Join(ws, ".kiro")+" is a .kiro folder: use its workspace "+ws+" as the directory" {
 		t.Errorf("hint for a .kiro folder: %q", h)
 	}
-	if h := strata.MisplacedAgentsHint(ws); h != "" {
+	if h := agentfile.MisplacedHint(ws); h != "" {
 		t.Errorf("hint for a workspace: %q", h)
 	}
 }
@@ -118,15 +116,15 @@ func TestAgentsInstalledGlobally(t *testing.T) {
 		}
 	}
 	ws := t.TempDir()
-	if got := agentNames(strata.FindAgents(ws), "global"); strings.Join(got, " ") != strings.Join(multiAgents, " ") {
+	if got := agentNames(agentfile.Find(ws), "global"); strings.Join(got, " ") != strings.Join(multiAgents, " ") {
 		t.Fatalf("FindAgents: global %q, want %q", got, multiAgents)
 	}
 	for _, name := range multiAgents {
-		path, err := strata.ResolveAgent(ws, name)
+		path, err := agentfile.Resolve(ws, name)
 		if err != nil {
 			t.Fatal(err)
 		}
-		ag, err := strata.LoadAgent(path, ws)
+		ag, err := agentfile.Load(path, ws)
 		if err != nil {
 			t.Fatal(err)
 		}

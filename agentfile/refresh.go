@@ -1,25 +1,24 @@
-package strata
+package agentfile
 
 import (
-	"context"
 	"fmt"
 	"os"
 	"sync"
 
-	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/prompt"
 )
 
-// fileRefresher re-reads the agent's context files (file:// resources and
+// Refresher re-reads the agent's context files (file:// resources and
 // always-included steering) before every request when they changed on disk
 // since they were last read, so an edit made during a session reaches the
 // next request (docs/panels.md, rule 4: Context Pilot's file watcher
 // "triggers re-cache"; docs/kiro.md, rule 13: the context message is
 // rebuilt on every turn). A change is a different modification time or
 // size. One per loop; safe for concurrent use.
-type fileRefresher struct {
+type Refresher struct {
 	mu    sync.Mutex
+	read  func(string) ([]byte, error)
 	files map[string]*watched // by prompt.File.Path
 }
 
@@ -31,12 +30,16 @@ type watched struct {
 	failed bool // the last refresh could not read it (reported once)
 }
 
-// newFileRefresher watches the files of r (nil when it has none).
-func newFileRefresher(r *config.Resolved) *fileRefresher {
+// NewRefresher watches the context files of r (nil when r is nil or has
+// none), reading them again with read when they change: the same sandboxed
+// reader that loaded them (ContextReader), so a file swapped for a symlink
+// out of the workspace, a FIFO or a huge file after loading is refused on
+// refresh too (docs/security.md, "Files read into context").
+func NewRefresher(r *config.Resolved, read func(string) ([]byte, error)) *Refresher {
 	if r == nil {
 		return nil
 	}
-	fr := &fileRefresher{files: map[string]*watched{}}
+	fr := &Refresher{read: read, files: map[string]*watched{}}
 	for _, f := range agentFiles(r) {
 		w := &watched{agentFile: f}
 		if fi, err := os.Stat(f.abs); err == nil {
@@ -50,12 +53,12 @@ func newFileRefresher(r *config.Resolved) *fileRefresher {
 	return fr
 }
 
-// refresh returns files with the content of every watched file that
+// Refresh returns files with the content of every watched file that
 // changed on disk re-read (Refreshed = its new modification time, Unix
 // ms), as a new slice; files itself is not modified. A file that cannot be
 // read keeps its last content, and the error names it (once, until it
 // can be read again).
-func (fr *fileRefresher) refresh(files []prompt.File) ([]prompt.File, error) {
+func (fr *Refresher) Refresh(files []prompt.File) ([]prompt.File, error) {
 	fr.mu.Lock()
 	defer fr.mu.Unlock()
 	out := append([]prompt.File(nil), files...)
@@ -67,7 +70,7 @@ func (fr *fileRefresher) refresh(files []prompt.File) ([]prompt.File, error) {
 		}
 		fi, err := os.Stat(w.abs)
 		if err == nil && (fi.ModTime().UnixNano() != w.mod || fi.Size() != w.size) {
-			err = w.reread(fi)
+			err = w.reread(fi, fr.read)
 		}
 		if err != nil {
 			if first == nil && !w.failed {
@@ -84,16 +87,16 @@ func (fr *fileRefresher) refresh(files []prompt.File) ([]prompt.File, error) {
 	return out, first
 }
 
-// reread reads w's file again; fi is its new stat.
-func (w *watched) reread(fi os.FileInfo) error {
+// reread reads w's file again with read; fi is its new stat.
+func (w *watched) reread(fi os.FileInfo, read func(string) ([]byte, error)) error {
 	if w.steering {
-		s, err := config.LoadSteering(w.abs)
+		s, err := config.LoadSteeringWith(w.abs, read)
 		if err != nil {
 			return err
 		}
 		w.content = s.Body
 	} else {
-		b, err := os.ReadFile(w.abs)
+		b, err := read(w.abs)
 		if err != nil {
 			return err
 		}
@@ -101,24 +104,4 @@ func (w *watched) reread(fi os.FileInfo) error {
 	}
 	w.mod, w.size = fi.ModTime().UnixNano(), fi.Size()
 	return nil
-}
-
-// fileRefreshHook adds to cfg a compose_request transform that sends the
-// agent's context files as they are on disk now (fileRefresher). An
-// unreadable file is a warning (Options.Warn); the request goes on with
-// its last content.
-func (w *Workspace) fileRefreshHook(cfg *agent.Config) {
-	fr := newFileRefresher(w.agent.Resolved)
-	if fr == nil {
-		return
-	}
-	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "context files", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
-		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
-			files, err := fr.refresh(p.Context.Files)
-			p.Context.Files = files
-			if err != nil {
-				w.opts.Warn(err.Error())
-			}
-			return agent.Verdict{}, nil
-		}})
 }

@@ -1,4 +1,4 @@
-package strata
+package agentfile
 
 import (
 	_ "embed"
@@ -29,29 +29,29 @@ var (
 	globalAgentDirs    = []string{".kiro/agents", ".aws/amazonq/cli-agents"}
 )
 
-// AgentFile is one agent configuration file a workspace can run.
-type AgentFile struct {
+// Entry is one agent configuration file a workspace can run.
+type Entry struct {
 	Name  string // the file name without ".json" (kiro selects agents by it)
 	Path  string // absolute path
 	Scope string // "workspace" or "global"
 }
 
-// FindAgents lists the agent files kiro and Amazon Q would load for the
+// Find lists the agent files kiro and Amazon Q would load for the
 // workspace at dir: its .kiro/agents and .amazonq/cli-agents, then the
 // user's ~/.kiro/agents and ~/.aws/amazonq/cli-agents, each sorted by path.
 // Unreadable folders are skipped.
-func FindAgents(dir string) []AgentFile {
+func Find(dir string) []Entry {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return nil
 	}
-	var out []AgentFile
+	var out []Entry
 	scan := func(base string, dirs []string, scope string) {
 		for _, d := range dirs {
 			files, _ := filepath.Glob(filepath.Join(base, d, "*.json"))
 			sort.Strings(files)
 			for _, f := range files {
-				out = append(out, AgentFile{Name: strings.TrimSuffix(filepath.Base(f), ".json"), Path: f, Scope: scope})
+				out = append(out, Entry{Name: strings.TrimSuffix(filepath.Base(f), ".json"), Path: f, Scope: scope})
 			}
 		}
 	}
@@ -62,14 +62,14 @@ func FindAgents(dir string) []AgentFile {
 	return out
 }
 
-// resolveAgent returns the agent file ref names for the workspace at dir:
+// Resolve returns the agent file ref names for the workspace at dir:
 // ref is a path when it names an existing file, contains a path separator or
 // ends in ".json" (relative paths resolve against dir), else an agent name
-// looked up as kiro does (FindAgents order: workspace before global). A name
-// that matches no file returns a *ConfigError listing the names that exist.
-func resolveAgent(dir, ref string) (string, error) {
+// looked up as kiro does (Find order: workspace before global). A name
+// that matches no file returns an error listing the names that exist.
+func Resolve(dir, ref string) (string, error) {
 	if ref == "" {
-		return "", &ConfigError{Err: errors.New("agent: empty agent name or path")}
+		return "", errors.New("agent: empty agent name or path")
 	}
 	if strings.ContainsRune(ref, os.PathSeparator) || strings.HasSuffix(ref, ".json") || exists(filepath.Join(dir, ref)) {
 		if !filepath.IsAbs(ref) {
@@ -77,7 +77,7 @@ func resolveAgent(dir, ref string) (string, error) {
 		}
 		return ref, nil
 	}
-	found := FindAgents(dir)
+	found := Find(dir)
 	var names []string
 	for _, a := range found {
 		if a.Name == ref {
@@ -86,16 +86,16 @@ func resolveAgent(dir, ref string) (string, error) {
 		names = append(names, a.Name)
 	}
 	if len(names) == 0 {
-		hint := MisplacedAgentsHint(dir)
+		hint := MisplacedHint(dir)
 		if hint != "" {
 			hint = "; " + hint
 		}
-		return "", &ConfigError{Err: fmt.Errorf("agent %q: no agent files in %s (.kiro/agents, .amazonq/cli-agents) or the global agent folders; pass a path to an agent JSON file%s", ref, dir, hint)}
+		return "", fmt.Errorf("agent %q: no agent files in %s (.kiro/agents, .amazonq/cli-agents) or the global agent folders; pass a path to an agent JSON file%s", ref, dir, hint)
 	}
-	return "", &ConfigError{Err: fmt.Errorf("agent %q not found (agents: %s)", ref, strings.Join(names, ", "))}
+	return "", fmt.Errorf("agent %q not found (agents: %s)", ref, strings.Join(names, ", "))
 }
 
-// MisplacedAgentsHint explains why FindAgents(dir) finds no workspace agent
+// MisplacedHint explains why Find(dir) finds no workspace agent
 // when dir holds agent files directly in agents/ — dir is a .kiro folder
 // itself, or a project whose repository is one (its README says to clone it
 // as <project>/.kiro) — and says how to run them. kiro-cli reads only
@@ -104,7 +104,7 @@ func resolveAgent(dir, ref string) (string, error) {
 // resolve_workspace_agents_dir), and strata finds what kiro finds, so such a
 // folder must be the .kiro of a workspace. It returns "" when dir/agents
 // holds no *.json file or dir/.kiro/agents exists.
-func MisplacedAgentsHint(dir string) string {
+func MisplacedHint(dir string) string {
 	root, err := filepath.Abs(dir)
 	if err != nil {
 		return ""
@@ -125,10 +125,11 @@ func exists(p string) bool {
 	return err == nil && !st.IsDir()
 }
 
-// Agent is a loaded kiro / Amazon Q agent: its configuration as written, the
+// File is a loaded agent: a kiro / Amazon Q agent file (or strata's default
+// agent, Default) with its configuration as written, the
 // resolution against the project (resources, steering, skills, MCP servers,
 // hooks) and the prompt.Context template built from it.
-type Agent struct {
+type File struct {
 	Config   *config.Agent
 	Resolved *config.Resolved
 	// Context is the template every turn's prompt.Context starts from: the
@@ -140,16 +141,27 @@ type Agent struct {
 	// hook scripts, MCP commands…), toolcheck.Warnings (tool names strata
 	// cannot offer) and toolcheck.SkillsWithoutFSRead, each once.
 	Warnings []config.Warning
+
+	read func(string) ([]byte, error) // the sandboxed reader of its context files
 }
 
-// LoadAgent reads the agent file at path and resolves it against
+// Refresher watches the File's context files and reads a changed one
+// again with the reader that loaded it (nil when there are none).
+func (f *File) Refresher() *Refresher {
+	if f == nil || f.read == nil {
+		return nil
+	}
+	return NewRefresher(f.Resolved, f.read)
+}
+
+// Load reads the agent file at path and resolves it against
 // projectRoot ("" = the project the agent file belongs to). Errors name the
-// file and field (see config.LoadAgent) and are *ConfigError.
+// file and field (see config.LoadAgent).
 //
 // Every file read into the context (the prompt file, file:// resources,
 // skills, steering) passes the workspace sandbox with the agent's fs_read
-// policy (contextReader); a refused file is a warning and is left out.
-func LoadAgent(path, projectRoot string) (*Agent, error) {
+// policy (ContextReader); a refused file is a warning and is left out.
+func Load(path, projectRoot string) (*File, error) {
 	var err error
 	if projectRoot != "" {
 		if projectRoot, err = filepath.Abs(projectRoot); err != nil {
@@ -160,24 +172,25 @@ func LoadAgent(path, projectRoot string) (*Agent, error) {
 	if root == "" {
 		root = agentProjectRoot(path)
 	}
-	a, err := config.LoadAgentWith(path, config.LoadOptions{ReadFile: contextReader(root, nil)})
+	a, err := config.LoadAgentWith(path, config.LoadOptions{ReadFile: ContextReader(root, nil)})
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, err
 	}
 	if projectRoot == "" {
 		root = a.ProjectRoot
 	}
-	r, err := config.ResolveWith(a, projectRoot, config.ResolveOptions{ReadFile: contextReader(root, a)})
+	read := ContextReader(root, a)
+	r, err := config.ResolveWith(a, projectRoot, config.ResolveOptions{ReadFile: read})
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, err
 	}
-	l := &Agent{Config: a, Resolved: r, Context: contextOf(r)}
+	l := &File{Config: a, Resolved: r, Context: contextOf(r), read: read}
 	servers := make([]string, len(r.MCPServers))
 	for i, s := range r.MCPServers {
 		servers[i] = s.Name
 	}
 	seen := map[[2]string]bool{} // loading and resolving may report the same missing resource
-	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), toolcheck.Warnings(a, servers, implementedTools())...)
+	warns := append(append(append([]config.Warning(nil), a.Warnings...), r.Warnings...), toolcheck.Warnings(a, servers, toolcheck.Implemented())...)
 	for _, w := range append(warns, toolcheck.SkillsWithoutFSRead(a, len(r.Skills))...) {
 		if k := [2]string{w.Field, w.Message}; !seen[k] {
 			seen[k] = true
