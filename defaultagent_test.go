@@ -3,6 +3,7 @@ package strata_test
 import (
 	"context"
 	"errors"
+	"github.com/strata-agent/strata/trust"
 	"os"
 	"path/filepath"
 	"strings"
@@ -75,14 +76,14 @@ func TestDefaultAgentMCPServersNeedTrust(t *testing.T) {
 	})
 	notInTestDir(t, "claude-srv-ran", "kiro-srv-ran") // the servers run in the workspace
 	var asked []string
-	refuse := func(_ context.Context, r strata.TrustRequest) error {
+	refuse := func(_ context.Context, r trust.Request) error {
 		for _, c := range r.Commands {
 			asked = append(asked, c.Name+" "+filepath.Base(c.Source))
 		}
 		return errors.New("no")
 	}
 	_, err := strata.Open(context.Background(), strata.Options{Dir: dir, ProviderName: "anthropic", APIKey: "k", Warn: func(string) {}, Trust: refuse})
-	if !errors.Is(err, strata.ErrUntrusted) {
+	if !errors.Is(err, trust.ErrUntrusted) {
 		t.Fatalf("Open = %v, want ErrUntrusted", err)
 	}
 	if strings.Join(asked, ",") != "kiro-srv mcp.json,claude-srv .mcp.json" {
@@ -93,7 +94,7 @@ func TestDefaultAgentMCPServersNeedTrust(t *testing.T) {
 	}
 	var warned []string
 	ws, err := strata.Open(context.Background(), strata.Options{Dir: dir, ProviderName: "anthropic", APIKey: "k",
-		Warn: func(s string) { warned = append(warned, s) }, Trust: func(context.Context, strata.TrustRequest) error { return nil }})
+		Warn: func(s string) { warned = append(warned, s) }, Trust: func(context.Context, trust.Request) error { return nil }})
 	if err != nil {
 		t.Fatal(err)
 	}

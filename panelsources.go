@@ -1,9 +1,9 @@
 package strata
 
 import (
-	"path/filepath"
 	"context"
 	"github.com/strata-agent/strata/agentfile"
+	"path/filepath"
 	"time"
 
 	"github.com/strata-agent/strata/agent"

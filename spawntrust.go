@@ -10,7 +10,7 @@ import (
 )
 
 // startTrust maps each agent file of a workspace (absolute path; "" for
-// strata's default agent) to the TrustRequest.Hash it had when the
+// strata's default agent) to the trust.Request.Hash it had when the
 // workspace opened: its commands and permissions as the person who
 // started strata saw them (docs/security.md, "Who is trusted for what").
 type startTrust map[string]string
@@ -40,7 +40,7 @@ func noRead(string) ([]byte, error) { return nil, errNotRead }
 
 // agentTrustHash loads and validates the agent file at path for the
 // workspace dir without reading its prompt, resources, skills or steering,
-// and returns its absolute path and TrustRequest.Hash (the hash loadAgent
+// and returns its absolute path and trust.Request.Hash (the hash loadAgent
 // computes for the same file). Errors are LoadAgent's.
 func agentTrustHash(path, dir string, o Options) (string, string, error) {
 	a, err := config.LoadAgentWith(path, config.LoadOptions{ReadFile: noRead})
@@ -77,7 +77,7 @@ func (w *Workspace) checkTrust(ctx context.Context) error {
 		r.Changed = w.started[agentPath(w.agent)] != r.Hash
 	}
 	if w.preTrusted == "" || w.preTrusted != r.Hash { // a swap asked already (the file did not change since)
-		if err := CheckTrust(ctx, w.opts.Trust, r); err != nil {
+		if err := checkTrust(ctx, w.opts.Trust, r); err != nil {
 			return err
 		}
 	}

@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/trust"
 	"io"
 	"log/slog"
 	"os"
@@ -253,19 +254,19 @@ type Options struct {
 	// workspace's files name may run: the agent file's hooks and the MCP
 	// servers of the agent file, of the mcp.json files it includes and, for
 	// the default agent, of .kiro/settings/mcp.json, .amazonq/mcp.json,
-	// .mcp.json and the user's global mcp.json (TrustRequest lists them; a
+	// .mcp.json and the user's global mcp.json (trust.Request lists them; a
 	// workspace that names none is not asked about). A refusal fails Open
-	// with a *ConfigError matching ErrUntrusted, and nothing ran. It is
+	// with a *ConfigError matching trust.ErrUntrusted, and nothing ran. It is
 	// asked again when an agent file is loaded later (a sub-agent spawned
-	// by use_subagent, an agent swap), with TrustRequest.Changed set when
+	// by use_subagent, an agent swap), with trust.Request.Changed set when
 	// the file's commands or permissions are not those it had at Open. nil
 	// trusts every command the workspace holds at Open, as a program that
 	// chose Dir and Agent itself may, and refuses Changed requests;
 	// programs that open workspaces they did not write (a cloned repository)
-	// should set it, e.g. RememberedTrust(store, ask) as the CLI does.
+	// should set it, e.g. trust.Remembered(store, ask) as the CLI does.
 	// Servers given per session (SessionOptions.MCPServers, from an ACP
 	// client) are the caller's choice and are not asked about.
-	Trust TrustFunc
+	Trust trust.Func
 }
 
 // ConfigError is an error in the configuration a Workspace was given (an
@@ -311,10 +312,10 @@ type Workspace struct {
 	children     *subagents // use_subagent's other agents, opened on first use
 	// started holds the trust hash every agent file of the workspace had
 	// when it opened (shared with sub-agent workspaces): an agent loaded
-	// later whose hash differs is new or rewritten (TrustRequest.Changed).
+	// later whose hash differs is new or rewritten (trust.Request.Changed).
 	// nil while Open loads the first agent.
 	started startTrust
-	// agentHash is the TrustRequest.Hash of the loaded agent.
+	// agentHash is the trust.Request.Hash of the loaded agent.
 	agentHash string
 	// preTrusted is the hash an agent swap already asked Options.Trust
 	// about, while it loads that agent.
@@ -364,7 +365,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		}
 	}
 	if o.MaxTurns == 0 {
-		rs, err := config.LoadRuntimeSettings(dir, userStrataDir())
+		rs, err := config.LoadRuntimeSettings(dir, config.UserDir())
 		if err != nil {
 			return nil, &ConfigError{Err: err}
 		}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"github.com/strata-agent/strata/trust"
 	"os"
 	"path/filepath"
 	"strings"
@@ -62,12 +63,12 @@ func TestAttackSubAgentFileRewrittenDuringTheRun(t *testing.T) {
 		"hooks":{"agentSpawn":[{"command":"touch hook-ran"}]}}`
 	for _, c := range []struct {
 		name, available, target string
-		trust                   strata.TrustFunc
+		trust                   trust.Func
 	}{
 		{"rewritten, Options.Trust nil", `"helper"`, "helper", nil},
 		{"new file, availableAgents *", `"*"`, "evil", nil},
 		// The CLI's --trust: everything present at start is trusted.
-		{"rewritten, trusted like --trust", `"helper"`, "helper", func(_ context.Context, r strata.TrustRequest) error {
+		{"rewritten, trusted like --trust", `"helper"`, "helper", func(_ context.Context, r trust.Request) error {
 			if r.Changed {
 				return fmt.Errorf("%s changed since start and nobody can be asked", r.Agent)
 			}
@@ -126,7 +127,7 @@ func TestSubAgentUnchangedFileStillTrusted(t *testing.T) {
 		}
 		return replay.Reply{Blocks: []llm.Block{subAgentCall("s", "helper", "help")}}
 	})
-	_, s := openScripted(t, strata.Options{Dir: dir, Agent: "parent2", Trust: func(_ context.Context, r strata.TrustRequest) error {
+	_, s := openScripted(t, strata.Options{Dir: dir, Agent: "parent2", Trust: func(_ context.Context, r trust.Request) error {
 		changed = append(changed, r.Changed)
 		return nil
 	}}, m)
@@ -351,7 +352,7 @@ func TestAttackSwapToAnAgentWrittenDuringTheRun(t *testing.T) {
 	dir := parent2Workspace(t, `"helper"`)
 	notInTestDir(t, "hook-ran")
 	var changed []bool
-	trust := func(_ context.Context, r strata.TrustRequest) error {
+	trust := func(_ context.Context, r trust.Request) error {
 		changed = append(changed, r.Changed)
 		if r.Changed {
 			return fmt.Errorf("%s changed since start", r.Agent)

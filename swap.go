@@ -115,7 +115,7 @@ func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
 	// agent leaves the workspace as it was (its permissions never apply).
 	r := agentTrustRequest(w.dir, next, w.opts)
 	r.Changed = w.started != nil && w.started[agentPath(next)] != r.Hash
-	if err := CheckTrust(ctx, w.opts.Trust, r); err != nil {
+	if err := checkTrust(ctx, w.opts.Trust, r); err != nil {
 		return fmt.Errorf("swap to agent %s: %w", path, err)
 	}
 	w.mu.Lock()

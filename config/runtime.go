@@ -87,3 +87,15 @@ func readRuntimeSettings(path string) (RuntimeSettings, error) {
 	}
 	return RuntimeSettings{MaxIterations: int(n), Source: path + ":" + ptr}, nil
 }
+
+// UserDir is strata's folder in the user's config directory
+// (os.UserConfigDir()/strata: $XDG_CONFIG_HOME/strata or ~/.config/strata on
+// Linux), where the user's settings.json, config.yaml and the trust store
+// live; "" when there is none (neither $XDG_CONFIG_HOME nor $HOME set).
+func UserDir() string {
+	dir, err := os.UserConfigDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "strata")
+}

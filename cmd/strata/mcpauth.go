@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/trust"
 	"io"
 	"net/url"
 	"os"
@@ -13,7 +14,6 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/mcp"
 	"github.com/strata-agent/strata/mcp/oauth"
@@ -69,7 +69,7 @@ func cliElicitor(why string) mcp.Elicitor {
 
 func newMCPAuthCmd() *cobra.Command {
 	var agentFile, mcpFile string
-	var trust bool
+	var trustFlag bool
 	cmd := &cobra.Command{
 		Use:   "auth SERVER",
 		Short: "Authorize strata for a remote MCP server (OAuth) and store the token",
@@ -82,12 +82,12 @@ directory (strata/mcp-oauth/) and refreshed when it expires; run and chat do the
 automatically when a server answers 401. A stored token is replaced. See docs/mcp-auth.md.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			return mcpAuth(cmd.Context(), args[0], agentFile, mcpFile, trust)
+			return mcpAuth(cmd.Context(), args[0], agentFile, mcpFile, trustFlag)
 		},
 	}
 	cmd.Flags().StringVar(&agentFile, "agent", "", agentHelp)
 	cmd.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
-	cmd.Flags().BoolVar(&trust, "trust", false, trustHelp)
+	cmd.Flags().BoolVar(&trustFlag, "trust", false, trustHelp)
 	return cmd
 }
 
@@ -152,13 +152,13 @@ func remoteServer(name, agentFile, mcpFile string) (config.NamedMCPServer, error
 	return config.NamedMCPServer{}, usagef("no MCP server %q here (servers: %v); pass --agent or --mcp-config", name, names)
 }
 
-func mcpAuth(ctx context.Context, name, agentFile, mcpFile string, trust bool) error {
+func mcpAuth(ctx context.Context, name, agentFile, mcpFile string, trustFlag bool) error {
 	s, err := remoteServer(name, agentFile, mcpFile)
 	if err != nil {
 		return err
 	}
 	wd, _ := os.Getwd()
-	if err := strata.CheckTrust(ctx, cliTrust(trust), strata.NewTrustRequest(wd, "", nil, []config.NamedMCPServer{s})); err != nil {
+	if err := trust.Check(ctx, cliTrust(trustFlag), trust.NewRequest(wd, "", nil, []config.NamedMCPServer{s})); err != nil {
 		return cliError(err)
 	}
 	o, err := mcpOAuthOptions(true)

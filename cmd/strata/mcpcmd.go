@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/trust"
 	"io"
 	"os"
 	"sort"
@@ -23,7 +24,7 @@ func init() { register(newMCPCmd) }
 func newMCPCmd() *cobra.Command {
 	cmd := &cobra.Command{Use: "mcp", Short: "Inspect MCP servers"}
 	var agentFile, mcpFile, format, record string
-	var trust bool
+	var trustFlag bool
 	list := &cobra.Command{
 		Use:   "list",
 		Short: "Launch the MCP servers of an agent (or an mcp.json) and show their state and tools",
@@ -40,19 +41,19 @@ running servers' tools/list answers (each tool's spec as the model is sent it) t
 'strata bench cache --agent A --mcp-tools FILE'.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, record, trust)
+			return mcpList(cmd.Context(), os.Stdout, agentFile, mcpFile, format, record, trustFlag)
 		},
 	}
 	list.Flags().StringVar(&agentFile, "agent", "", agentHelp)
 	list.Flags().StringVar(&mcpFile, "mcp-config", "", "a Claude-Desktop-style mcp.json (without --agent)")
 	list.Flags().StringVar(&format, "format", "table", "table or json")
-	list.Flags().BoolVar(&trust, "trust", false, trustHelp)
+	list.Flags().BoolVar(&trustFlag, "trust", false, trustHelp)
 	list.Flags().StringVar(&record, "record", "", "also write the servers' tools/list answers to this JSON file (for bench cache --mcp-tools)")
 	cmd.AddCommand(list, newMCPAuthCmd(), newMCPLogoutCmd())
 	return cmd
 }
 
-func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, record string, trust bool) error {
+func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, record string, trustFlag bool) error {
 	if format != "table" && format != "json" {
 		return usagef("unknown --format %q (valid: table, json)", format)
 	}
@@ -64,7 +65,7 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, recor
 	if err != nil {
 		return err
 	}
-	if err := strata.CheckTrust(ctx, cliTrust(trust), req); err != nil {
+	if err := trust.Check(ctx, cliTrust(trustFlag), req); err != nil {
 		return cliError(err)
 	}
 	oa, err := mcpOAuthOptions(isTerminal(os.Stdin))
@@ -127,9 +128,9 @@ func mcpList(ctx context.Context, w io.Writer, agentFile, mcpFile, format, recor
 // mcpServers returns the MCP servers run would start in wd (those of the
 // agent, or of strata's default agent) or those of mcpFile, and the trust
 // request for them.
-func mcpServers(wd, agentFile, mcpFile string) ([]config.NamedMCPServer, strata.TrustRequest, error) {
+func mcpServers(wd, agentFile, mcpFile string) ([]config.NamedMCPServer, trust.Request, error) {
 	var servers []config.NamedMCPServer
-	var req strata.TrustRequest
+	var req trust.Request
 	if mcpFile == "" {
 		// The agent run would load, and the same trust request: trusting
 		// here or in run covers both.
@@ -157,7 +158,7 @@ func mcpServers(wd, agentFile, mcpFile string) ([]config.NamedMCPServer, strata.
 		servers = append(servers, config.NamedMCPServer{Name: name, Server: s, Source: c.Path})
 	}
 	sort.Slice(servers, func(i, j int) bool { return servers[i].Name < servers[j].Name })
-	return servers, strata.NewTrustRequest(wd, "", nil, servers), nil
+	return servers, trust.NewRequest(wd, "", nil, servers), nil
 }
 
 // allFailed is an error when at least one server was started and none is

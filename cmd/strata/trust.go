@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/strata-agent/strata/trust"
 	"io"
 	"os"
 	"path/filepath"
@@ -10,7 +11,6 @@ import (
 	"strings"
 	"unicode"
 
-	"github.com/strata-agent/strata"
 )
 
 // trustHelp is the help of --trust.
@@ -20,21 +20,21 @@ const trustHelp = "run this workspace's hooks and MCP server commands, as they a
 	"and refuses to run them otherwise"
 
 // cliTrust is the trust policy of every command that runs a workspace's
-// hooks or MCP servers: what the user trusted before (strata.TrustStore in
+// hooks or MCP servers: what the user trusted before (trust.Store in
 // the user's config dir) runs; new or changed commands are listed on stderr
 // and trusted with --trust, or by answering y on a terminal, else refused
 // with an error naming --trust.
-func cliTrust(flag bool) strata.TrustFunc {
-	store, err := strata.DefaultTrustStore()
+func cliTrust(flag bool) trust.Func {
+	store, err := trust.DefaultStore()
 	if err != nil {
-		return func(context.Context, strata.TrustRequest) error {
+		return func(context.Context, trust.Request) error {
 			if flag {
 				return nil
 			}
 			return fmt.Errorf("%w (trust the workspace for this run with --trust)", err)
 		}
 	}
-	return strata.RememberedTrust(store, func(ctx context.Context, r strata.TrustRequest) (bool, error) {
+	return trust.Remembered(store, func(ctx context.Context, r trust.Request) (bool, error) {
 		showTrust(os.Stderr, r)
 		if flag && !r.Changed {
 			fmt.Fprintf(os.Stderr, "strata: trusted with --trust (remembered in %s)\n", store.Path)
@@ -64,7 +64,7 @@ func cliTrust(flag bool) strata.TrustFunc {
 
 // showTrust lists the commands of r, each with the file it comes from, and
 // the agent file's permissions when it changed during the run.
-func showTrust(w io.Writer, r strata.TrustRequest) {
+func showTrust(w io.Writer, r trust.Request) {
 	if r.Changed {
 		fmt.Fprintf(w, "strata: the agent file %s changed after strata started (new or rewritten during the run, possibly by the model)\n", printable(r.Agent))
 		if r.Permissions != "" {

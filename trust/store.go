@@ -1,4 +1,4 @@
-package strata
+package trust
 
 import (
 	"context"
@@ -12,18 +12,18 @@ import (
 	"time"
 )
 
-// TrustFileName is the file, in the "strata" folder of the user's config
+// FileName is the file, in the "strata" folder of the user's config
 // directory (os.UserConfigDir: $XDG_CONFIG_HOME or ~/.config on Linux,
 // ~/Library/Application Support on macOS, %AppData% on Windows), where
-// DefaultTrustStore keeps trust decisions.
-const TrustFileName = "trusted-workspaces.json"
+// DefaultStore keeps trust decisions.
+const FileName = "trusted-workspaces.json"
 
-// maxTrustedPerWorkspace bounds the decisions kept per workspace (one per
+// maxPerWorkspace bounds the decisions kept per workspace (one per
 // agent file and version of its commands); the oldest go first.
-const maxTrustedPerWorkspace = 32
+const maxPerWorkspace = 32
 
-// TrustStore remembers which commands the user trusted in which workspace:
-// a JSON file mapping a workspace root to the hashes (TrustRequest.Hash) of
+// Store remembers which commands the user trusted in which workspace:
+// a JSON file mapping a workspace root to the hashes (Request.Hash) of
 // the command sets trusted there, each with the commands as shown. A
 // changed command has another hash and is asked about again.
 //
@@ -32,7 +32,7 @@ const maxTrustedPerWorkspace = 32
 // time may lose one of the decisions (it is asked again), never corrupt the
 // file. Methods are safe for concurrent use by one process only in that
 // sense.
-type TrustStore struct {
+type Store struct {
 	// Path is the JSON file.
 	Path string
 }
@@ -47,32 +47,22 @@ type trustedEntry struct {
 	Hash      string         `json:"hash"`
 	Agent     string         `json:"agent,omitempty"`
 	TrustedAt time.Time      `json:"trustedAt"`
-	Commands  []TrustCommand `json:"commands"`
+	Commands  []Command `json:"commands"`
 }
 
-// DefaultTrustStore returns the store at
-// os.UserConfigDir()/strata/TrustFileName, or the error of
+// DefaultStore returns the store at
+// os.UserConfigDir()/strata/FileName, or the error of
 // os.UserConfigDir (neither $XDG_CONFIG_HOME nor $HOME set).
-func DefaultTrustStore() (*TrustStore, error) {
+func DefaultStore() (*Store, error) {
 	dir, err := os.UserConfigDir()
 	if err != nil {
 		return nil, fmt.Errorf("trust store: %w", err)
 	}
-	return &TrustStore{Path: filepath.Join(dir, "strata", TrustFileName)}, nil
-}
-
-// userStrataDir is strata's folder under os.UserConfigDir (where the trust
-// store and the user's settings.json live), "" when there is none.
-func userStrataDir() string {
-	dir, err := os.UserConfigDir()
-	if err != nil {
-		return ""
-	}
-	return filepath.Join(dir, "strata")
+	return &Store{Path: filepath.Join(dir, "strata", FileName)}, nil
 }
 
 // load reads the file; a missing file is empty.
-func (s *TrustStore) load() (*trustFile, error) {
+func (s *Store) load() (*trustFile, error) {
 	f := &trustFile{Version: 1, Workspaces: map[string][]trustedEntry{}}
 	raw, err := os.ReadFile(s.Path)
 	if errors.Is(err, fs.ErrNotExist) {
@@ -92,7 +82,7 @@ func (s *TrustStore) load() (*trustFile, error) {
 
 // Trusted reports whether the commands of r (r.Hash) were trusted in r.Dir.
 // An unreadable or invalid file is an error.
-func (s *TrustStore) Trusted(r TrustRequest) (bool, error) {
+func (s *Store) Trusted(r Request) (bool, error) {
 	f, err := s.load()
 	if err != nil {
 		return false, err
@@ -107,14 +97,14 @@ func (s *TrustStore) Trusted(r TrustRequest) (bool, error) {
 
 // Remember records that the commands of r are trusted in r.Dir, creating
 // the file and its folder (mode 0700/0600) when needed.
-func (s *TrustStore) Remember(r TrustRequest) error {
+func (s *Store) Remember(r Request) error {
 	f, err := s.load()
 	if err != nil {
 		return err
 	}
 	entries := []trustedEntry{{Hash: r.Hash, Agent: r.Agent, TrustedAt: time.Now().UTC(), Commands: r.Commands}}
 	for _, e := range f.Workspaces[r.Dir] {
-		if e.Hash != r.Hash && len(entries) < maxTrustedPerWorkspace {
+		if e.Hash != r.Hash && len(entries) < maxPerWorkspace {
 			entries = append(entries, e)
 		}
 	}
@@ -144,14 +134,14 @@ func (s *TrustStore) Remember(r TrustRequest) error {
 	return nil
 }
 
-// RememberedTrust returns a TrustFunc backed by store: commands the store
+// Remembered returns a Func backed by store: commands the store
 // remembers for the workspace are trusted at once; otherwise ask decides
 // (true: trusted and remembered; false or an error: refused, the error as
 // the reason). A nil ask refuses whatever the store does not hold. A
 // failure to remember is not a refusal: the decision holds for this run,
 // is logged with slog.Warn, and is asked again next time.
-func RememberedTrust(store *TrustStore, ask func(ctx context.Context, r TrustRequest) (bool, error)) TrustFunc {
-	return func(ctx context.Context, r TrustRequest) error {
+func Remembered(store *Store, ask func(ctx context.Context, r Request) (bool, error)) Func {
+	return func(ctx context.Context, r Request) error {
 		ok, err := store.Trusted(r)
 		if err != nil {
 			return err

@@ -1,4 +1,11 @@
-package strata
+// Package trust decides whether the commands a workspace's files would make
+// strata run — the agent file's hooks and the MCP servers of the agent file
+// and the mcp.json files — may run, before any of them does: a Request
+// lists and hashes them (with the agent's permission fields), a Func
+// decides, Check applies the rule for files changed during a run, and a
+// Store remembers a person's decisions per workspace and hash
+// (docs/security.md, "Who is trusted for what").
+package trust
 
 import (
 	"context"
@@ -7,7 +14,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
 	"sort"
 	"strconv"
@@ -18,15 +24,15 @@ import (
 )
 
 // ErrUntrusted is matched (errors.Is) by the error Open returns when
-// Options.Trust refuses the workspace's commands: its hooks and MCP servers
+// strata.Options.Trust refuses the workspace's commands: its hooks and MCP servers
 // did not run.
 var ErrUntrusted = errors.New("workspace commands not trusted")
 
-// TrustCommand is one command a workspace's files would make strata run: a
+// Command is one command a workspace's files would make strata run: a
 // hook of the agent file, or an MCP server of the agent file or of an
 // mcp.json (.kiro/settings/mcp.json, .amazonq/mcp.json, .mcp.json, the
 // user's global ones).
-type TrustCommand struct {
+type Command struct {
 	// Kind is "hook" or "mcp".
 	Kind string `json:"kind"`
 	// Name is the hook's event and matcher ("preToolUse fs_write",
@@ -55,7 +61,7 @@ type TrustCommand struct {
 // arguments and env names, or the URL. Text holding a character that is
 // not printable (a terminal escape sequence that could hide part of the
 // command from the person asked, a newline) is shown Go-quoted ("\x1b[2K").
-func (c TrustCommand) String() string {
+func (c Command) String() string {
 	var b strings.Builder
 	fmt.Fprintf(&b, "%s %s: ", c.Kind, visible(c.Name))
 	if c.URL != "" {
@@ -92,16 +98,16 @@ func shellQuote(s string) string {
 	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
-// TrustRequest is what Options.Trust decides on: the commands a workspace's
+// Request is what strata.Options.Trust decides on: the commands a workspace's
 // files would run, before any of them runs.
-type TrustRequest struct {
+type Request struct {
 	// Dir is the workspace root (absolute).
 	Dir string
 	// Agent is the agent file's path ("" for strata's default agent).
 	Agent string
 	// Commands are the hooks (events sorted by name, each event's hooks in
 	// file order) and the enabled MCP servers (in the order given).
-	Commands []TrustCommand
+	Commands []Command
 	// Permissions are the agent file's permission fields — tools,
 	// allowedTools, toolAliases, toolsSettings (allowedCommands,
 	// allowedPaths, deniedPaths, availableAgents, trustedAgents…),
@@ -118,31 +124,31 @@ type TrustRequest struct {
 	// opened (a sub-agent spawned by use_subagent, an agent swap) and its
 	// commands or permissions are not those it had when the workspace
 	// opened: the file is new or was rewritten during the run, possibly by
-	// the model. A TrustFunc that trusts by a flag given at start (the
+	// the model. A Func that trusts by a flag given at start (the
 	// CLI's --trust: "the commands present when I started") must not trust
 	// such a request without asking a person. Not part of the hash.
 	Changed bool
 }
 
-// TrustFunc decides whether the workspace's commands may run: nil trusts
+// Func decides whether the workspace's commands may run: nil trusts
 // them; an error refuses them and Open returns it wrapped with ErrUntrusted
-// (as a *ConfigError). It is called at most once per agent load — Open,
+// (as a *strata.ConfigError). It is called at most once per agent load — Open,
 // each spawn of a sub-agent whose file changed or was not loaded before,
 // an agent swap — before any of that agent's hooks or MCP servers start,
 // and only when there is at least one command (or, for a Changed request,
 // a permission); it may block (to ask a person) until ctx is done. It may
 // be called from a tool call's goroutine (use_subagent).
-type TrustFunc func(ctx context.Context, r TrustRequest) error
+type Func func(ctx context.Context, r Request) error
 
-// NewTrustRequest lists the commands of hooks (events sorted by name, each
+// NewRequest lists the commands of hooks (events sorted by name, each
 // event's hooks in file order) and of the enabled servers (in the given
 // order) for the workspace dir and agent file agentPath ("" for none), and
 // hashes them. dir is made absolute.
-func NewTrustRequest(dir, agentPath string, hooks config.Hooks, servers []config.NamedMCPServer) TrustRequest {
+func NewRequest(dir, agentPath string, hooks config.Hooks, servers []config.NamedMCPServer) Request {
 	if abs, err := filepath.Abs(dir); err == nil {
 		dir = abs
 	}
-	r := TrustRequest{Dir: dir, Agent: agentPath}
+	r := Request{Dir: dir, Agent: agentPath}
 	events := make([]string, 0, len(hooks))
 	for ev := range hooks {
 		events = append(events, ev)
@@ -154,7 +160,7 @@ func NewTrustRequest(dir, agentPath string, hooks config.Hooks, servers []config
 			if h.Matcher != "" {
 				name += " " + h.Matcher
 			}
-			r.Commands = append(r.Commands, TrustCommand{Kind: "hook", Name: name, Source: agentPath, Command: h.Command})
+			r.Commands = append(r.Commands, Command{Kind: "hook", Name: name, Source: agentPath, Command: h.Command})
 		}
 	}
 	for _, s := range servers {
@@ -174,17 +180,25 @@ func NewTrustRequest(dir, agentPath string, hooks config.Hooks, servers []config
 			values = append(values, "HEADER "+k+"="+v)
 		}
 		sort.Strings(values)
-		r.Commands = append(r.Commands, TrustCommand{Kind: "mcp", Name: s.Name, Source: s.Source,
+		r.Commands = append(r.Commands, Command{Kind: "mcp", Name: s.Name, Source: s.Source,
 			Command: s.Server.Command, Args: s.Server.Args, Env: env, URL: s.Server.URL, values: values})
 	}
-	r.Hash = trustHash(r.Commands, "")
+	r.Hash = hash(r.Commands, "")
 	return r
 }
 
-// permissionsOf returns the permission fields of an agent file as
+// WithPermissions returns r with Permissions p (Permissions of the agent
+// file) and its Hash recomputed over the commands and p.
+func (r Request) WithPermissions(p string) Request {
+	r.Permissions = p
+	r.Hash = hash(r.Commands, p)
+	return r
+}
+
+// Permissions returns the permission fields of an agent file as
 // canonical JSON (object keys sorted, no spaces), "" for nil or a file
-// that sets none (TrustRequest.Permissions).
-func permissionsOf(a *config.Agent) string {
+// that sets none (Request.Permissions).
+func Permissions(a *config.Agent) string {
 	if a == nil {
 		return ""
 	}
@@ -223,92 +237,15 @@ func permissionsOf(a *config.Agent) string {
 	return string(raw)
 }
 
-// trustRequest is NewTrustRequest without what o disables.
-func trustRequest(dir, agentPath string, hooks config.Hooks, servers []config.NamedMCPServer, o Options) TrustRequest {
-	if o.DisableAgentHooks {
-		hooks = nil
-	}
-	if o.DisableMCP {
-		servers = nil
-	}
-	return NewTrustRequest(dir, agentPath, hooks, servers)
-}
-
-// agentTrustRequest is the TrustRequest of agent a in the workspace dir:
-// its agent file's hooks (none for the default agent) and its resolved MCP
-// servers, without what o disables. Open and WorkspaceCommands both use it,
-// so one decision covers every command that loads the same agent.
-func agentTrustRequest(dir string, a *agentfile.File, o Options) TrustRequest {
-	var hooks config.Hooks
-	path := ""
-	if a.Config != nil {
-		hooks, path = a.Config.Hooks, a.Config.Path
-	}
-	var servers []config.NamedMCPServer
-	if a.Resolved != nil {
-		servers = a.Resolved.MCPServers
-	}
-	r := trustRequest(dir, path, hooks, servers, o)
-	r.Permissions = permissionsOf(a.Config)
-	r.Hash = trustHash(r.Commands, r.Permissions)
-	return r
-}
-
-// WorkspaceCommands loads the agent Open would load for the workspace dir —
-// the agent agentName resolves to (agentfile.Resolve), or strata's default agent
-// with the project's files (AGENTS.md, steering, the mcp.json files and
-// .mcp.json) when agentName is "" — and returns it with the TrustRequest
-// Open would ask Options.Trust about: the same commands in the same order,
-// hence the same Hash, so a decision taken by a tool that only lists the
-// servers (strata mcp list) covers the run that starts them, and back.
-// Nothing is started. Errors are *ConfigError.
-func WorkspaceCommands(dir, agentName string) (*agentfile.File, TrustRequest, error) {
-	a, err := workspaceAgent(dir, agentName, agentfile.DefaultInstructions, false)
-	if err != nil {
-		return nil, TrustRequest{}, err
-	}
-	return a, agentTrustRequest(dir, a, Options{}), nil
-}
-
-// workspaceAgent loads the agent Open loads for the workspace dir: the
-// agent name resolves to (loadAgentFile), or, when name is "", strata's
-// default agent with instructions sys (and the project's files unless
-// noProjectFiles). Nothing is started. Errors are *ConfigError.
-func workspaceAgent(dir, name, sys string, noProjectFiles bool) (*agentfile.File, error) {
-	if name != "" {
-		return loadAgentFile(dir, name)
-	}
-	a, err := agentfile.Default(dir, sys, noProjectFiles)
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	return a, nil
-}
-
-// loadAgentFile resolves the agent ref in the workspace dir
-// (agentfile.Resolve) and loads it (agentfile.Load); errors are
-// *ConfigError.
-func loadAgentFile(dir, ref string) (*agentfile.File, error) {
-	path, err := agentfile.Resolve(dir, ref)
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	a, err := agentfile.Load(path, dir)
-	if err != nil {
-		return nil, &ConfigError{Err: err}
-	}
-	return a, nil
-}
-
-// trustHash hashes the commands without their Source, with their env and
+// hash hashes the commands without their Source, with their env and
 // header values, and the permissions (when not "").
-func trustHash(cmds []TrustCommand, permissions string) string {
+func hash(cmds []Command, permissions string) string {
 	h := sha256.New()
 	enc := json.NewEncoder(h)
 	for _, c := range cmds {
 		c.Source = ""
 		_ = enc.Encode(struct {
-			TrustCommand
+			Command
 			Values []string `json:"values,omitempty"`
 		}{c, c.values}) // a struct of strings always encodes
 	}
@@ -318,13 +255,13 @@ func trustHash(cmds []TrustCommand, permissions string) string {
 	return hex.EncodeToString(h.Sum(nil))
 }
 
-// CheckTrust asks trust about the commands r lists, when there are any (or,
+// Check asks trust about the commands r lists, when there are any (or,
 // for a Changed request, commands or permissions): nil when they may run,
-// else a *ConfigError matching ErrUntrusted and wrapping trust's reason. A
+// else an error matching ErrUntrusted and wrapping trust's reason. A
 // nil trust trusts what the workspace held when it opened and refuses a
 // Changed request: the program chose the files it opened, not what was
 // written during the run.
-func CheckTrust(ctx context.Context, trust TrustFunc, r TrustRequest) error {
+func Check(ctx context.Context, trust Func, r Request) error {
 	if len(r.Commands) == 0 && (!r.Changed || r.Permissions == "") {
 		return nil
 	}
@@ -332,14 +269,14 @@ func CheckTrust(ctx context.Context, trust TrustFunc, r TrustRequest) error {
 		if !r.Changed {
 			return nil
 		}
-		return &ConfigError{Err: fmt.Errorf("%w: the agent file %s is new or its commands or permissions changed since the workspace opened "+
-			"(written during the run), and Options.Trust is nil, which trusts only what the workspace held when it opened", ErrUntrusted, r.Agent)}
+		return fmt.Errorf("%w: the agent file %s is new or its commands or permissions changed since the workspace opened "+
+			"(written during the run), and strata.Options.Trust is nil, which trusts only what the workspace held when it opened", ErrUntrusted, r.Agent)
 	}
 	if err := trust(ctx, r); err != nil {
 		if !errors.Is(err, ErrUntrusted) {
 			err = fmt.Errorf("%w: %w", ErrUntrusted, err)
 		}
-		return &ConfigError{Err: err}
+		return err
 	}
 	return nil
 }
