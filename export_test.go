@@ -4,7 +4,6 @@ package strata
 var (
 	FileTree         = fileTree
 	ModelForProvider = modelForProvider
-	DefaultKeepAlive = defaultKeepAlive
 )
 
 // RenderLoopID is renderLoopID, for the render tests.

@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"encoding/json"
+	"github.com/strata-agent/strata/keepalive"
 	"maps"
 	"reflect"
 	"slices"
@@ -17,7 +18,7 @@ import (
 	"github.com/strata-agent/strata/llm/replay"
 )
 
-// fakeClock is a strata.KeepAliveClock that moves only when the test
+// fakeClock is a keepalive.Clock that moves only when the test
 // fires a timer: no test waits minutes, and none depends on timing.
 type fakeClock struct {
 	mu     sync.Mutex
@@ -132,7 +133,7 @@ func keepAliveModel(t *testing.T) *scriptedModel {
 func keepAliveOptions(t *testing.T, clk *fakeClock, maxPings int) strata.Options {
 	return strata.Options{Dir: t.TempDir(), NoProjectFiles: true, NoBuiltins: true, DisableRepoContext: true,
 		Instructions: strings.Repeat("Answer briefly. ", 64),
-		KeepAlive:    strata.KeepAlive{MaxPings: maxPings, Interval: testInterval, Clock: clk}}
+		KeepAlive:    keepalive.Options{MaxPings: maxPings, Interval: testInterval, Clock: clk}}
 }
 
 // keepAliveEvents collects the session's cache_keepalive events.
@@ -517,7 +518,7 @@ func TestKeepAliveDefaultPolicy(t *testing.T) {
 		{llm.APIGemini, "gemini-2.5-pro", cachesim.KeepAlive{}},
 		{llm.APIAnthropic, "no-such-model", cachesim.KeepAlive{}},
 	} {
-		if got := strata.DefaultKeepAlive(tt.api, tt.model, nil); got != tt.want {
+		if got := keepalive.Default(tt.api, tt.model, nil); got != tt.want {
 			t.Errorf("DefaultKeepAlive(%s, %s) = %+v; want %+v", tt.api, tt.model, got, tt.want)
 		}
 	}
@@ -528,28 +529,28 @@ func TestKeepAliveDefaultPolicy(t *testing.T) {
 	req := &llm.Request{Model: "claude-sonnet-4-5", System: []llm.Block{llm.TextBlock(long)},
 		Messages:    []llm.Message{llm.UserText("a question")},
 		Breakpoints: []llm.Breakpoint{{Target: llm.BreakSystem}}}
-	if got := strata.DefaultKeepAlive(llm.APIAnthropic, "claude-sonnet-4-5", req); got != want {
+	if got := keepalive.Default(llm.APIAnthropic, "claude-sonnet-4-5", req); got != want {
 		t.Errorf("DefaultKeepAlive after a 5-minute prefix = %+v; want %+v", got, want)
 	}
 	req.Breakpoints[0].TTL = "1h"
-	if got := strata.DefaultKeepAlive(llm.APIAnthropic, "claude-sonnet-4-5", req); got != (cachesim.KeepAlive{}) {
+	if got := keepalive.Default(llm.APIAnthropic, "claude-sonnet-4-5", req); got != (cachesim.KeepAlive{}) {
 		t.Errorf("DefaultKeepAlive after a 1-hour prefix = %+v; want no pings", got)
 	}
 	req.Breakpoints = nil
-	if got := strata.DefaultKeepAlive(llm.APIAnthropic, "claude-sonnet-4-5", req); got != (cachesim.KeepAlive{}) {
+	if got := keepalive.Default(llm.APIAnthropic, "claude-sonnet-4-5", req); got != (cachesim.KeepAlive{}) {
 		t.Errorf("DefaultKeepAlive without breakpoints = %+v; want no pings", got)
 	}
 
 	for _, tt := range []struct {
 		name string
-		ka   strata.KeepAlive
+		ka   keepalive.Options
 		want cachesim.KeepAlive
 	}{
-		{"default with a scripted provider", strata.KeepAlive{}, cachesim.KeepAlive{}},
-		{"max pings only: the default interval is unknown offline", strata.KeepAlive{MaxPings: 4}, cachesim.KeepAlive{}},
-		{"explicit", strata.KeepAlive{MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{MaxPings: 4, Interval: time.Minute}},
-		{"a layout that does not ask for pings", strata.KeepAlive{MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{}},
-		{"off", strata.KeepAlive{Off: true, MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{}},
+		{"default with a scripted provider", keepalive.Options{}, cachesim.KeepAlive{}},
+		{"max pings only: the default interval is unknown offline", keepalive.Options{MaxPings: 4}, cachesim.KeepAlive{}},
+		{"explicit", keepalive.Options{MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{MaxPings: 4, Interval: time.Minute}},
+		{"a layout that does not ask for pings", keepalive.Options{MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{}},
+		{"off", keepalive.Options{Off: true, MaxPings: 4, Interval: time.Minute}, cachesim.KeepAlive{}},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
 			m := keepAliveModel(t)

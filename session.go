@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/strata-agent/strata/keepalive"
 	"iter"
 	"slices"
 	"sync"
@@ -70,9 +71,9 @@ type Session struct {
 	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
-	parts   loopParts // what the session's loop was built from, for an agent swap
-	keep    *keeper   // keep-alive pings (keepalive.go)
-	tldr    tldrs     // the session's stored tl;drs (tldrstore.go)
+	parts   loopParts         // what the session's loop was built from, for an agent swap
+	keep    *keepalive.Keeper // keep-alive pings and cost (usagereport.go)
+	tldr    tldrs             // the session's stored tl;drs (tldrstore.go)
 
 	pending     []llm.Block
 	pendingTurn int
@@ -402,7 +403,7 @@ func (s *Session) History() []llm.Message { return s.agent.History() }
 
 // Usage returns the summed usage of every model call of the loop and of
 // the session's keep-alive pings (KeepAlive).
-func (s *Session) Usage() llm.Usage { return s.agent.Usage().Add(s.keep.stats().Usage) }
+func (s *Session) Usage() llm.Usage { return s.agent.Usage().Add(s.keep.Stats().Usage) }
 
 // MCP returns the MCP managers whose tools and prompts the session offers:
 // the agent's, then the session's own (SessionOptions.MCPServers).
@@ -549,7 +550,7 @@ func (s *Session) Close() error {
 	}
 	s.closed = true
 	s.mu.Unlock()
-	s.keep.close()
+	s.keep.Close()
 	s.bus.Close()
 	if s.otel != nil {
 		s.otel.Close() // ends the spans an interrupted prompt left open

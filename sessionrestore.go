@@ -32,7 +32,7 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 		return sessionLookupError(id, err)
 	}
 	s.id = d.ID
-	s.keep.carry(d.PingTotals())
+	s.keep.Carry(d.PingTotals())
 	// Read the history only once no other writer can add to it.
 	if err := s.hold(ctx); err != nil {
 		return err
@@ -66,7 +66,7 @@ func (s *Session) restore(ctx context.Context, cfg agent.Config, id string, bran
 	if s.agent, next, held, err = restoreLoop(ctx, st, cfg, loop); err != nil {
 		return err
 	}
-	s.keep.carryContext(held)
+	s.keep.CarryContext(held)
 	if branch != nil {
 		return nil
 	}

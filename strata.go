@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/keepalive"
 	"github.com/strata-agent/strata/trust"
 	"io"
 	"log/slog"
@@ -214,11 +215,11 @@ type Options struct {
 	// KeepAlive configures the keep-alive pings of every session: the
 	// last request re-sent with max_tokens 1 while the session idles, so
 	// its cache entry is read instead of lost (docs/keepalive.md). The
-	// zero value sends none: pings are billed requests. KeepAlive{On: true}
+	// zero value sends none: pings are billed requests. keepalive.Options{On: true}
 	// pings by the default policy (Anthropic and Bedrock models, layouts
 	// that ask for pings: at most 11 pings per idle stretch, 4 min 30 s
 	// apart), as the strata CLI does by default.
-	KeepAlive KeepAlive
+	KeepAlive keepalive.Options
 
 	// Warn receives warnings (missing resources, MCP servers that failed to
 	// launch, unknown tool names); nil logs them with slog.Warn.

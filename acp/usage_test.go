@@ -3,6 +3,7 @@ package acp_test
 import (
 	"context"
 	"encoding/json"
+	"github.com/strata-agent/strata/keepalive"
 	"math"
 	"os"
 	"path/filepath"
@@ -147,7 +148,7 @@ func openUsage(t *testing.T, model string, clk *stepClock) *strata.Workspace {
 func openUsageWith(t *testing.T, model string, clk *stepClock, command string) *strata.Workspace {
 	ws, err := strata.Open(context.Background(), strata.Options{Dir: t.TempDir(), ProviderName: "anthropic", Model: model,
 		Respond: usageModel(t, command), NoProjectFiles: true, DisableRepoContext: true, Instructions: "Answer briefly.",
-		KeepAlive: strata.KeepAlive{MaxPings: 1, Interval: 4*time.Minute + 30*time.Second, Clock: clk}})
+		KeepAlive: keepalive.Options{MaxPings: 1, Interval: 4*time.Minute + 30*time.Second, Clock: clk}})
 	must(t, err)
 	t.Cleanup(func() { ws.Close() })
 	return ws

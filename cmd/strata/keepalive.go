@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"github.com/strata-agent/strata/keepalive"
 	"strconv"
 
 	"github.com/spf13/cobra"
@@ -53,17 +54,17 @@ func addKeepAliveFlag(cmd *cobra.Command, f *runFlags) {
 			"(auto = the ski-rental bound of the request and price, at most 11 on Anthropic/Bedrock, none on OpenAI/Gemini; cachefit only; 0 = off; docs/keepalive.md)")
 }
 
-// options is the strata.KeepAlive of the flag; a command without the flag
+// options is the keepalive.Options of the flag; a command without the flag
 // (nil) sends no pings.
-func (k *keepAliveFlag) options() strata.KeepAlive {
+func (k *keepAliveFlag) options() keepalive.Options {
 	switch {
 	case k == nil || (!k.auto && k.n == 0):
-		return strata.KeepAlive{Off: true}
+		return keepalive.Options{Off: true}
 	case k.auto:
-		return strata.KeepAlive{On: true} // the library's zero value sends none
+		return keepalive.Options{On: true} // the library's zero value sends none
 
 	}
-	return strata.KeepAlive{MaxPings: k.n}
+	return keepalive.Options{MaxPings: k.n}
 }
 
 // keepAliveLine describes the keep-alive pings of s for /usage ("" when it

@@ -1,11 +1,11 @@
 package main
 
 import (
+	"github.com/strata-agent/strata/keepalive"
 	"testing"
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata"
 )
 
 // --keepalive takes auto or a count (0 = off) on chat and acp; run has no
@@ -13,11 +13,11 @@ import (
 func TestKeepAliveFlag(t *testing.T) {
 	for _, tt := range []struct {
 		arg  string
-		want strata.KeepAlive
+		want keepalive.Options
 	}{
-		{"auto", strata.KeepAlive{On: true}}, // the library sends none unless asked
-		{"0", strata.KeepAlive{Off: true}},
-		{"3", strata.KeepAlive{MaxPings: 3}},
+		{"auto", keepalive.Options{On: true}}, // the library sends none unless asked
+		{"0", keepalive.Options{Off: true}},
+		{"3", keepalive.Options{MaxPings: 3}},
 	} {
 		var f runFlags
 		cmd := &cobra.Command{Use: "chat"}
@@ -37,7 +37,7 @@ func TestKeepAliveFlag(t *testing.T) {
 	if newRunCmd().Flags().Lookup("keepalive") != nil {
 		t.Error("run has --keepalive; its process exits when the prompt ends")
 	}
-	if got := (runFlags{}).keepalive.options(); got != (strata.KeepAlive{Off: true}) {
+	if got := (runFlags{}).keepalive.options(); got != (keepalive.Options{Off: true}) {
 		t.Errorf("run's keep-alive options %+v; want off", got)
 	}
 	if newChatCmd().Flags().Lookup("keepalive").DefValue != "auto" || newACPCmd().Flags().Lookup("keepalive").DefValue != "auto" {

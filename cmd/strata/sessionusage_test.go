@@ -2,6 +2,7 @@ package main
 
 import (
 	"encoding/json"
+	"github.com/strata-agent/strata/keepalive"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -15,7 +16,7 @@ import (
 	"github.com/strata-agent/strata/session"
 )
 
-// stepClock is a strata.KeepAliveClock whose timers run only when the test
+// stepClock is a keepalive.Clock whose timers run only when the test
 // calls next: no test waits for a ping.
 type stepClock struct {
 	mu     sync.Mutex
@@ -88,7 +89,7 @@ func TestSessionsShowKeepAlivePings(t *testing.T) {
 	clk := &stepClock{now: time.Date(2026, 11, 26, 4, 0, 0, 0, time.UTC)}
 	ws, err := strata.Open(t.Context(), strata.Options{Dir: t.TempDir(), NoProjectFiles: true, NoBuiltins: true, DisableRepoContext: true,
 		Instructions: strings.Repeat("Answer briefly. ", 64), Store: st, ProviderName: "anthropic", Respond: respond,
-		KeepAlive: strata.KeepAlive{MaxPings: 2, Interval: 4 * time.Minute, Clock: clk}})
+		KeepAlive: keepalive.Options{MaxPings: 2, Interval: 4 * time.Minute, Clock: clk}})
 	if err != nil {
 		t.Fatal(err)
 	}

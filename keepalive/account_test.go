@@ -1,4 +1,4 @@
-package strata
+package keepalive
 
 import (
 	"testing"

@@ -1,4 +1,11 @@
-package strata
+// Package keepalive keeps a session's prompt cache warm while it idles and
+// prices what its model calls cost. A Keeper wraps the provider of the
+// session's own loop, so it sees every request: after each one it may re-send
+// the last request with max_tokens 1 just before the provider's cache entry
+// would expire (a keep-alive ping, docs/keepalive.md), and it accounts each
+// call's usage at the model's price (cachesim.Lookup) for the session's
+// usage report.
+package keepalive
 
 import (
 	"bytes"
@@ -17,13 +24,13 @@ import (
 	"github.com/strata-agent/strata/session"
 )
 
-// KeepAlive configures a session's keep-alive pings (docs/keepalive.md):
+// Options configure a session's keep-alive pings (docs/keepalive.md):
 // while the session idles — between prompts, or while a tool runs — the
 // runtime re-sends the last request its loop sent, unchanged but for
 // max_tokens 1, just before the provider's cache entry would expire, so the
 // next request reads the cached prefix instead of writing it again. The
 // answer is discarded; its usage is reported (an event.CacheKeepAlive
-// event), counted in Session.Usage and stored as the session's ping
+// event), counted in strata.Session.Usage and stored as the session's ping
 // (session.Ping), never as a turn or in the conversation.
 //
 // Pings are billed requests, so a program asks for them: the zero value
@@ -32,10 +39,10 @@ import (
 // (prompt.KeepsAliveOf: cachefit), as `strata bench cache` assumes: after
 // each request r, the default policy derives from the provider's
 // wire API, the model's price and r (cachesim.KeepAliveForRequest), and no
-// pings for a provider serving Options.Replay or Options.Respond (a ping
+// pings for a provider serving strata.Options.Replay or Options.Respond (a ping
 // would take a scripted answer). The strata CLI asks for them by default
 // (--keepalive auto; docs/keepalive.md).
-type KeepAlive struct {
+type Options struct {
 	// On asks for pings with the default policy.
 	On bool
 	// Off sends no ping, whatever else is set.
@@ -50,14 +57,14 @@ type KeepAlive struct {
 	Interval time.Duration
 	// Clock schedules the pings (nil = the real clock); tests pass a fake
 	// one so that no test waits minutes.
-	Clock KeepAliveClock
+	Clock Clock
 }
 
-// KeepAliveClock is the time source of keep-alive pings, as the time
+// Clock is the time source of keep-alive pings, as the time
 // package's Now and AfterFunc: AfterFunc calls f once, on a goroutine of its
 // own, after d, unless stop is called first; stop reports whether it
 // stopped the call.
-type KeepAliveClock interface {
+type Clock interface {
 	Now() time.Time
 	AfterFunc(d time.Duration, f func()) (stop func() bool)
 }
@@ -69,15 +76,15 @@ func (realClock) AfterFunc(d time.Duration, f func()) func() bool {
 	return time.AfterFunc(d, f).Stop
 }
 
-// KeepAliveStats is what a session's keep-alive pings did: the policy in
+// Stats is what a session's keep-alive pings did: the policy in
 // force, the pings sent and their summed usage.
-type KeepAliveStats struct {
+type Stats struct {
 	Policy cachesim.KeepAlive
 	Pings  int
 	Usage  llm.Usage
 }
 
-// defaultKeepAlive is the keep-alive policy for the idle stretch after req
+// Default is the keep-alive policy for the idle stretch after req
 // on a provider speaking api with model: cachesim.KeepAliveForRequest with
 // the model's price (cachesim.Lookup) and req's blocks counted as `strata
 // bench cache` counts them (token.Estimator), on the wire APIs with
@@ -87,7 +94,7 @@ type KeepAliveStats struct {
 // breakpoint, a prefix under the model's minimum, or one a 1-hour entry
 // keeps). req nil gives the bound before any request
 // (cachesim.KeepAliveFor).
-func defaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
+func Default(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	if !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
@@ -98,7 +105,7 @@ func defaultKeepAlive(api llm.API, model string, req *llm.Request) cachesim.Keep
 	return keepAliveFor(p, req)
 }
 
-// keepAliveFor is defaultKeepAlive once the API takes breakpoints and the
+// keepAliveFor is Default once the API takes breakpoints and the
 // model's price p is known.
 func keepAliveFor(p cachesim.Price, req *llm.Request) cachesim.KeepAlive {
 	if req == nil {
@@ -107,14 +114,14 @@ func keepAliveFor(p cachesim.Price, req *llm.Request) cachesim.KeepAlive {
 	return cachesim.KeepAliveForRequest(p, cachesim.FromRequest(req, nil, time.Time{}, 0))
 }
 
-// keeper is a session's keep-alive pinger. It wraps the provider of the
+// Keeper is a session's keep-alive pinger and cost account. It wraps the provider of the
 // session's own loop (not sub-agents' or the compaction summarizer's, whose
 // requests are other prefixes), remembers the last request sent and when,
 // and pings from a timer.
-type keeper struct {
-	opts    KeepAlive
-	clock   KeepAliveClock
-	offline bool // the provider serves Options.Replay / Options.Respond
+type Keeper struct {
+	opts    Options
+	clock   Clock
+	offline bool // the provider serves scripted answers (strata.Options.Replay / Respond)
 	bus     *event.Bus
 	session func() string   // the session's id, for the log
 	ctx     context.Context // cancelled by close: ends an in-flight ping
@@ -136,11 +143,16 @@ type keeper struct {
 	closed    bool
 	total     int
 	usage     llm.Usage
-	acct      account // what the loop's requests and the pings cost (usagereport.go)
+	acct      account // what the loop's requests and the pings cost (account.go)
 }
 
-func newKeeper(o KeepAlive, offline bool, bus *event.Bus, session func() string) *keeper {
-	k := &keeper{opts: o, clock: o.Clock, offline: offline, bus: bus, session: session}
+// New returns the Keeper of one session: o is the program's ask (the zero
+// Options send no ping), offline says the provider serves scripted answers
+// (no pings unless MaxPings and Interval are both set), bus receives an
+// event.CacheKeepAlive event per ping, and session names the session in
+// the log. Close it when the session ends.
+func New(o Options, offline bool, bus *event.Bus, session func() string) *Keeper {
+	k := &Keeper{opts: o, clock: o.Clock, offline: offline, bus: bus, session: session}
 	if k.clock == nil {
 		k.clock = realClock{}
 	}
@@ -148,11 +160,11 @@ func newKeeper(o KeepAlive, offline bool, bus *event.Bus, session func() string)
 	return k
 }
 
-// wrap makes p (speaking model, for a loop on layout) the provider pings
+// Wrap makes p (speaking model, for a loop on layout) the provider pings
 // go through and returns the provider the loop must use: p, seen by the
-// keeper. A new provider (an agent swap) forgets the last request: its
+// Keeper. A new provider (an agent swap) forgets the last request: its
 // prefix is the old agent's.
-func (k *keeper) wrap(p llm.Provider, model string, layout prompt.Layout) llm.Provider {
+func (k *Keeper) Wrap(p llm.Provider, model string, layout prompt.Layout) llm.Provider {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.inner, k.model, k.last, k.pings = p, model, nil, 0
@@ -162,11 +174,11 @@ func (k *keeper) wrap(p llm.Provider, model string, layout prompt.Layout) llm.Pr
 	return keptProvider{k}
 }
 
-// resolve is the policy of Options.KeepAlive for the stretch after req (nil:
+// resolve is the policy of the Options for the stretch after req (nil:
 // before any request) on api and model: the default, capped by MaxPings
 // and timed by Interval when they are set; offline or without a price,
 // exactly MaxPings and Interval when both are set.
-func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
+func (k *Keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
 	o := k.opts
 	asked := o.On || o.MaxPings > 0 || o.Interval > 0 || o.Clock != nil
 	if o.Off || !asked || !k.keeps || !api.TakesBreakpoints() {
@@ -192,9 +204,9 @@ func (k *keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.K
 	return pol
 }
 
-// keptProvider is the loop's view of the keeper: the inner provider, with
+// keptProvider is the loop's view of the Keeper: the inner provider, with
 // every request seen.
-type keptProvider struct{ k *keeper }
+type keptProvider struct{ k *Keeper }
 
 func (p keptProvider) Name() string { return p.k.provider().Name() }
 func (p keptProvider) API() llm.API { return p.k.provider().API() }
@@ -227,7 +239,7 @@ func (p keptProvider) Stream(ctx context.Context, req *llm.Request, onDelta func
 	return resp, err
 }
 
-func (k *keeper) provider() llm.Provider {
+func (k *Keeper) provider() llm.Provider {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.inner
@@ -238,7 +250,7 @@ func (k *keeper) provider() llm.Provider {
 // entry to keep), and no thinking budget (Anthropic wants max_tokens above
 // budget_tokens, and a ping without thinking would not read the messages'
 // entries: docs/keepalive.md, rule 4). Called with mu held.
-func (k *keeper) pingable() bool {
+func (k *Keeper) pingable() bool {
 	r := k.last
 	return r != nil && k.policy.Interval > 0 && k.policy.MaxPings > 0 &&
 		len(r.Breakpoints) > 0 && r.Reasoning.BudgetTokens == 0
@@ -246,7 +258,7 @@ func (k *keeper) pingable() bool {
 
 // arm schedules the next ping, Interval after lastTouch, when the session
 // is idle and the stretch has pings left. Called with mu held.
-func (k *keeper) arm() {
+func (k *Keeper) arm() {
 	k.disarm()
 	if k.closed || k.requests > 0 || k.pinging || k.pings >= k.policy.MaxPings || !k.pingable() {
 		return
@@ -257,7 +269,7 @@ func (k *keeper) arm() {
 }
 
 // disarm stops the pending timer, if any. Called with mu held.
-func (k *keeper) disarm() {
+func (k *Keeper) disarm() {
 	if k.stop != nil {
 		k.stop()
 		k.stop = nil
@@ -267,7 +279,7 @@ func (k *keeper) disarm() {
 // ping sends one keep-alive ping for the idle stretch gen, unless a request
 // started since the timer was armed (gen moved on), one is in flight, the
 // stretch has used its pings or the session closed.
-func (k *keeper) ping(gen uint64) {
+func (k *Keeper) ping(gen uint64) {
 	k.mu.Lock()
 	if k.closed || gen != k.gen || k.requests > 0 || k.pinging || k.pings >= k.policy.MaxPings || !k.pingable() {
 		k.mu.Unlock()
@@ -318,8 +330,8 @@ func (k *keeper) ping(gen uint64) {
 		Text: fmt.Sprintf("keep-alive ping %d of %d", n, maxPings)})
 }
 
-// close stops the timer, ends an in-flight ping and waits for it.
-func (k *keeper) close() {
+// Close stops the timer, ends an in-flight ping and waits for it.
+func (k *Keeper) Close() {
 	if k == nil {
 		return
 	}
@@ -331,48 +343,30 @@ func (k *keeper) close() {
 	k.wg.Wait()
 }
 
-// carry starts the counts from t, the pings a resumed session stored
+// Carry starts the counts from t, the pings a resumed session stored
 // before (session.SessionDetail.PingTotals).
-func (k *keeper) carry(t session.PingTotals) {
+func (k *Keeper) Carry(t session.PingTotals) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.total, k.usage = t.Count, t.Usage
 }
 
-// carryContext starts the account's context size (UsageReport.Context) at
+// CarryContext starts the account's context size (Cost.Context) at
 // that of a restored session's last stored model call.
-func (k *keeper) carryContext(n int64) {
+func (k *Keeper) CarryContext(n int64) {
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	k.acct.context = n
 }
 
-// stats returns the policy, pings and usage so far.
-func (k *keeper) stats() KeepAliveStats {
+// Stats returns the policy, pings and usage so far.
+func (k *Keeper) Stats() Stats {
 	if k == nil {
-		return KeepAliveStats{}
+		return Stats{}
 	}
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	return KeepAliveStats{Policy: k.policy, Pings: k.total, Usage: k.usage}
-}
-
-// KeepAlive returns what the session's keep-alive pings did so far: the
-// policy for the current idle stretch (zero when the session does not
-// ping), the pings sent and their summed usage (also counted in Usage). A
-// resumed or branched session counts from the pings its store holds
-// (session.SessionDetail.Pings), as its Usage counts from the stored turns.
-func (s *Session) KeepAlive() KeepAliveStats { return s.keep.stats() }
-
-// keepAlive makes cfg's provider go through the session's keeper (created
-// on first use). Call it after loopConfig, so the sub-agents and the
-// compaction summarizer keep the bare provider.
-func (s *Session) keepAlive(prov llm.Provider, model string, layout prompt.Layout) llm.Provider {
-	if s.keep == nil {
-		w := s.ws
-		s.keep = newKeeper(w.opts.KeepAlive, w.prov.srv != nil, s.bus, func() string { return s.id })
-	}
-	return s.keep.wrap(prov, model, layout)
+	return Stats{Policy: k.policy, Pings: k.total, Usage: k.usage}
 }
 
 // cloneRequest copies r deeply enough that later changes to the loop's
