@@ -2,8 +2,7 @@ package strata
 
 // The runtime's internals its external tests (package strata_test) check.
 var (
-	FileTree         = fileTree
-	ModelForProvider = modelForProvider
+	FileTree = fileTree
 )
 
 // RenderLoopID is renderLoopID, for the render tests.

@@ -83,7 +83,7 @@ func (w *Workspace) introspect(_ context.Context, query string) (string, error) 
 	if c := w.agent.Config; c != nil {
 		name = c.Name + " (" + c.Path + ")"
 	}
-	fmt.Fprintf(&b, "Agent: %s\nModel: %s (provider %s)\nLayout: %s\nTools:", name, w.prov.model, w.prov.name, w.opts.Layout)
+	fmt.Fprintf(&b, "Agent: %s\nModel: %s (provider %s)\nLayout: %s\nTools:", name, w.prov.Model, w.prov.Name, w.opts.Layout)
 	for _, t := range w.tools {
 		b.WriteString(" " + t.Spec().Name)
 	}

@@ -61,9 +61,9 @@ type Rendered struct {
 // It needs a provider chosen by name (not Options.Provider); no API key is
 // needed. A new conversation's loop id is renderLoopID.
 func (w *Workspace) Render(ctx context.Context, o RenderOptions) (*Rendered, error) {
-	prov, captured, err := w.prov.capturing()
+	prov, captured, err := w.prov.Capturing()
 	if err != nil {
-		return nil, err
+		return nil, &ConfigError{Err: err}
 	}
 	cfg, err := w.loopConfig(prov, w.env(w.dir), nil, agent.ModeAll, nil, nil)
 	if err != nil {

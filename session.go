@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/keepalive"
 	"iter"
 	"slices"
@@ -143,7 +144,7 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 	if closed {
 		return nil, ErrClosed
 	}
-	prov, err := w.prov.client()
+	prov, err := w.client()
 	if err != nil {
 		return nil, err
 	}
@@ -196,8 +197,8 @@ func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o 
 		s.parts.own = s.mcp[len(s.mcp)-1]
 	}
 	if id == "" {
-		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.name,
-			Model: w.prov.model, Layout: w.opts.Layout, Title: o.Title})
+		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.Name,
+			Model: w.prov.Model, Layout: w.opts.Layout, Title: o.Title})
 		if err != nil {
 			return nil, err
 		}
@@ -303,15 +304,15 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 	}
 	o := w.opts
 	cfg := agent.Config{
-		Provider: prov, Layout: layout, Env: env, Model: w.prov.model, Params: o.Params, Context: w.agent.Context,
+		Provider: prov, Layout: layout, Env: env, Model: w.prov.Model, Params: o.Params, Context: w.agent.Context,
 		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
 		AllowedTool: w.allowedTool(), Approver: approver,
 		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
-		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(modelContextWindow(w.prov.model)),
+		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(providers.ContextWindow(w.prov.Model)),
 	}
 	if o.Compaction != nil && o.CompactTLDR {
 		p := *o.Compaction
-		p.Summarize = compact.ProviderSummarizer(prov, w.prov.model)
+		p.Summarize = compact.ProviderSummarizer(prov, w.prov.Model)
 		cfg.Compaction = &p
 	}
 	w.permissions(env, mode, approver).apply(&cfg)

@@ -299,7 +299,7 @@ type Workspace struct {
 	mcp      *mcp.Manager      // the agent's MCP servers; nil when none were launched
 	mcpNames map[string]string // model-facing name → "@server/tool"
 	hooks    []agent.Hook
-	prov     providerChoice
+	prov     *providers.Choice
 	store    session.Store
 	repo     *repoContext // file tree, symbols, reminder, URL and review context
 
@@ -390,7 +390,7 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 		w.Close()
 		return nil, err
 	}
-	w.closers = append(w.closers, w.prov.close)
+	w.closers = append(w.closers, w.prov.Close)
 	reg := tool.NewRegistry(w.tools...)
 	if err := reg.Err(); err != nil {
 		w.Close()
@@ -524,10 +524,10 @@ func (w *Workspace) Agent() *agentfile.File { return w.agent }
 
 // ProviderName returns the name of the chosen provider ("anthropic", …, or
 // the Name of Options.Provider).
-func (w *Workspace) ProviderName() string { return w.prov.name }
+func (w *Workspace) ProviderName() string { return w.prov.Name }
 
 // Model returns the model id requests carry.
-func (w *Workspace) Model() string { return w.prov.model }
+func (w *Workspace) Model() string { return w.prov.Model }
 
 // Layout returns the name of the workspace's layout.
 func (w *Workspace) Layout() string { return w.opts.Layout }

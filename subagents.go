@@ -128,15 +128,14 @@ func (w *Workspace) childWorkspace(ctx context.Context, name string, outer *tool
 	}
 	o := w.opts
 	o.Agent = file
-	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov, repo: w.repo, // same directory: the same repository context
+	c := &Workspace{opts: o, dir: w.dir, store: w.store, prov: w.prov.Borrow(), repo: w.repo, // same directory: the same repository context
 		started: w.started, depth: w.depth + 1, outer: outer}
-	c.prov.srv = nil // the parent's replay server, if any, stays the parent's
 	if err := c.loadAgent(context.WithoutCancel(ctx)); err != nil {
 		c.Close()
 		return nil, err
 	}
 	if m := c.agent.Config.Model; m != "" && w.opts.Model == "" && w.opts.Provider == nil {
-		c.prov.model = providerModel(c.prov.name, m, false, nil) // kiro runs each agent on its own model
+		c.prov.SetAgentModel(m) // kiro runs each agent on its own model
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
@@ -178,7 +177,7 @@ func (w *Workspace) newChild(self agent.Config, env *tool.Env, mode agent.Mode, 
 		if err != nil {
 			return nil, err
 		}
-		prov, err := cw.prov.client()
+		prov, err := cw.client()
 		if err != nil {
 			return nil, err
 		}

@@ -2,6 +2,7 @@ package strata_test
 
 import (
 	"encoding/json"
+	"github.com/strata-agent/strata/internal/providers"
 	"os"
 	"path/filepath"
 	"slices"
@@ -130,7 +131,7 @@ func TestMultiAgentSampleDelegatesByName(t *testing.T) {
 		}
 		var req struct{ Model string }
 		json.Unmarshal([]byte(bodies[0]), &req)
-		if id, _ := strata.ModelForProvider("anthropic", models[name]); req.Model != id {
+		if id, _ := providers.ModelFor("anthropic", models[name]); req.Model != id {
 			t.Errorf("%s: model %q, want its own %q (%s)", name, req.Model, id, models[name])
 		}
 		ctxMsg := contextText(t, bodies[0])

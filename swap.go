@@ -137,7 +137,7 @@ func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
 		return fmt.Errorf("swap to agent %s: %w", path, err)
 	}
 	if m := w.agent.Config.Model; m != "" && w.opts.Model == "" && w.opts.Provider == nil {
-		w.prov.model = providerModel(w.prov.name, m, false, nil)
+		w.prov.SetAgentModel(m)
 	}
 	return nil
 }
@@ -164,7 +164,7 @@ func (s *Session) idle(what string) (loopParts, error) {
 // the workspace's loop configuration with the session's environment,
 // approvals, own MCP tools and overrides (parts).
 func (s *Session) loopConfigOn(parts loopParts, bus *event.Bus) (agent.Config, error) {
-	prov, err := s.ws.prov.client()
+	prov, err := s.ws.client()
 	if err != nil {
 		return agent.Config{}, err
 	}

@@ -1,6 +1,7 @@
 package strata
 
 import (
+	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/keepalive"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
@@ -38,10 +39,10 @@ type UsageReport struct {
 // model when the TTL of its cache writes does not matter).
 func (s *Session) UsageReport() UsageReport {
 	if s.keep == nil {
-		return UsageReport{Window: modelContextWindow(s.ws.prov.model)}
+		return UsageReport{Window: providers.ContextWindow(s.ws.prov.Model)}
 	}
 	c := s.keep.Cost(s.Usage())
-	return UsageReport{Context: c.Context, Window: modelContextWindow(c.Model), CostUSD: c.USD, Priced: c.Priced}
+	return UsageReport{Context: c.Context, Window: providers.ContextWindow(c.Model), CostUSD: c.USD, Priced: c.Priced}
 }
 
 // KeepAlive returns what the session's keep-alive pings did so far: the
@@ -57,7 +58,7 @@ func (s *Session) KeepAlive() keepalive.Stats { return s.keep.Stats() }
 func (s *Session) keepAlive(prov llm.Provider, model string, layout prompt.Layout) llm.Provider {
 	if s.keep == nil {
 		w := s.ws
-		s.keep = keepalive.New(w.opts.KeepAlive, w.prov.srv != nil, s.bus, func() string { return s.id })
+		s.keep = keepalive.New(w.opts.KeepAlive, w.prov.ReplayURL() != "", s.bus, func() string { return s.id })
 	}
 	return s.keep.Wrap(prov, model, layout)
 }

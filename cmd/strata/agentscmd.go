@@ -11,7 +11,6 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
-
 )
 
 func init() { register(newAgentsCmd) }

@@ -5,7 +5,6 @@ import (
 	"testing"
 
 	"github.com/spf13/cobra"
-
 )
 
 // --keepalive takes auto or a count (0 = off) on chat and acp; run has no

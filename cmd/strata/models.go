@@ -3,13 +3,13 @@ package main
 import (
 	"encoding/json"
 	"fmt"
+	"github.com/strata-agent/strata/internal/providers"
 	"io"
 	"strings"
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/cachesim"
 )
 
@@ -64,7 +64,7 @@ func listModels(w io.Writer, format string) error {
 	}
 	kiro := map[string][]string{}   // price row id → kiro names
 	window := map[string][2]int64{} // price row id → smallest and largest context window of its kiro names
-	for _, k := range strata.KiroModels() {
+	for _, k := range providers.KiroModels() {
 		p, ok := t.Lookup(k.Anthropic)
 		if !ok {
 			continue

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/strata-agent/strata/internal/providers"
 	"os"
 	"os/signal"
 	"strings"
@@ -405,7 +406,7 @@ func usesDemo(f runFlags) bool {
 	if len(f.replayFiles) > 0 || f.provider != "" {
 		return false
 	}
-	_, ok := strata.ProviderFromEnv()
+	_, ok := providers.FromEnv()
 	return !ok
 }
 

@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"unicode"
-
 )
 
 // trustHelp is the help of --trust.

@@ -1,4 +1,4 @@
-package strata
+package providers
 
 import "testing"
 
@@ -20,8 +20,8 @@ func TestModelContextWindowOfEveryPricedModel(t *testing.T) {
 		"deepseek-chat":                               128_000,
 		"llama3.1:8b":                                 0,
 	} {
-		if got := modelContextWindow(id); got != want {
-			t.Errorf("modelContextWindow(%q) = %d, want %d", id, got, want)
+		if got := ContextWindow(id); got != want {
+			t.Errorf("ContextWindow(%q) = %d, want %d", id, got, want)
 		}
 	}
 }
