@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"context"
 	"fmt"
+	"github.com/strata-agent/strata/internal/permission"
 	"github.com/strata-agent/strata/internal/providers"
 	"github.com/strata-agent/strata/keepalive"
 	"iter"
@@ -315,7 +316,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 		p.Summarize = compact.ProviderSummarizer(prov, w.prov.Model)
 		cfg.Compaction = &p
 	}
-	w.permissions(env, mode, approver).apply(&cfg)
+	w.allowlist(env, mode, approver).Apply(&cfg)
 	w.fileRefreshHook(&cfg)
 	w.panelSources(&cfg, env, bus)
 	w.repo.apply(&cfg, layout)
@@ -330,45 +331,36 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 	return cfg, nil
 }
 
-// readOnlyBuiltins run without asking in allowlist mode when no agent config
-// says otherwise (they cannot change the workspace). thinking, introspect and
-// knowledge (show and search only in strata) also run without asking for
-// agent files, as the Amazon Q Developer CLI's requires_acceptance is false
-// for them (see permissions.verdict).
-var readOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true, "thinking": true, "introspect": true, "knowledge": true}
-
 // allowedTool is authority step 1: the agent's `tools` (nil = all).
 func (w *Workspace) allowedTool() func(string) bool {
 	cfg := w.agent.Config
 	if cfg == nil {
 		return nil
 	}
-	extra := w.extraNames()
-	return func(name string) bool { return extra[name] || cfg.ToolAllowed(w.configName(name)) }
+	return func(name string) bool {
+		extra, _ := w.extra(name)
+		return extra || cfg.ToolAllowed(w.configName(name))
+	}
 }
 
-// noAcceptance are the kiro built-ins that never ask, whatever allowedTools
-// says: they cannot change anything.
-var noAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowledge": true}
-
-// preApprovedExtras names the Options.Tools whose tool.Traits say
-// PreApproved: the program's own tools it trusts to run without asking.
-func (w *Workspace) preApprovedExtras() map[string]bool {
-	m := map[string]bool{}
+// extra reports whether name is one of Options.Tools, the program's own
+// tools, and whether its tool.Traits say PreApproved (it runs without
+// asking).
+func (w *Workspace) extra(name string) (extra, preApproved bool) {
 	for _, t := range w.opts.Tools {
-		if tool.TraitsOf(t).PreApproved {
-			m[t.Spec().Name] = true
+		if t.Spec().Name == name {
+			return true, tool.TraitsOf(t).PreApproved
 		}
 	}
-	return m
+	return false, false
 }
 
-func (w *Workspace) extraNames() map[string]bool {
-	m := map[string]bool{}
-	for _, t := range w.opts.Tools {
-		m[t.Spec().Name] = true
-	}
-	return m
+// allowlist is the permission.Allowlist of a loop on env in mode, asking
+// approver, reading the workspace as it is at each call.
+func (w *Workspace) allowlist(env *tool.Env, mode agent.Mode, approver agent.Approver) *permission.Allowlist {
+	src := permission.Source{Agent: func() *config.Agent { return w.agent.Config }, ConfigName: w.configName,
+		Extra: w.extra, TrustedSubAgent: w.trustedSubAgent}
+	return permission.New(src, env, mode, approver)
 }
 
 // env is the workspace policy for tools rooted at dir, from the agent's
@@ -378,7 +370,7 @@ func (w *Workspace) extraNames() map[string]bool {
 // command patterns the command policy. Never merged: a path allowed for
 // reading does not become writable (tool.ResolvePath).
 func (w *Workspace) env(dir string) *tool.Env {
-	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes, ConfigPaths: strataConfigPaths()}
+	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes, ConfigPaths: config.StrataPaths()}
 	cfg := w.agent.Config
 	if cfg == nil {
 		return e

@@ -99,3 +99,18 @@ func UserDir() string {
 	}
 	return filepath.Join(dir, "strata")
 }
+
+// StrataPaths are strata's own configuration folder and file, which
+// tool.Env.ConfigPaths protects from writes no person approved: UserDir
+// (config.yaml, settings.json, trusted-workspaces.json; docs/config.md)
+// and $STRATA_CONFIG when set.
+func StrataPaths() []string {
+	var out []string
+	if d := UserDir(); d != "" {
+		out = append(out, d)
+	}
+	if f := os.Getenv("STRATA_CONFIG"); f != "" {
+		out = append(out, f)
+	}
+	return out
+}

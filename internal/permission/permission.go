@@ -1,25 +1,30 @@
-package strata
+// Package permission is the allowlist of one agent loop: it decides every
+// tool call as kiro's eval_perm does — allow, ask or deny — from the agent
+// file's allowedTools and toolsSettings (or, for strata's default agent,
+// the read-only built-ins), and stands between the loop and its approver
+// to remember which calls a person approved (docs/kiro.md, "Tool
+// permissions"; docs/security.md, "Who may approve what").
+package permission
 
 import (
 	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"sync"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/tool"
 )
 
-// permissions is the allowlist of one loop (docs/kiro.md, "Tool
+// Allowlist is the allowlist of one loop (docs/kiro.md, "Tool
 // permissions"; docs/security.md, "Who may approve what"): it decides every
 // call as kiro's eval_perm does — allow, ask or deny — for the loop's
 // Config.PreApproved and Config.Denied, and stands between the loop and its
 // approver to remember which calls a person approved (tool.Env
 // PersonApproved). Its methods are safe for concurrent use.
-type permissions struct {
-	w        *Workspace
+type Allowlist struct {
+	src      Source
 	env      *tool.Env
 	mode     agent.Mode
 	approver agent.Approver // the person (or client) asked; may be nil
@@ -29,16 +34,44 @@ type permissions struct {
 	always   map[string]bool // tools a person allowed always (names as called)
 }
 
-// permissions returns the allowlist of a loop on env in mode, asking
-// approver, and points env.PersonApproved at it.
-func (w *Workspace) permissions(env *tool.Env, mode agent.Mode, approver agent.Approver) *permissions {
-	p := &permissions{w: w, env: env, mode: mode, approver: approver, approved: map[string]bool{}, always: map[string]bool{}}
+// Source is what an Allowlist reads of its workspace, as functions: the
+// workspace's agent and its MCP tool names may change while a loop runs.
+type Source struct {
+	// Agent is the agent file's configuration (nil = strata's default
+	// agent: only ReadOnlyBuiltins run without asking).
+	Agent func() *config.Agent
+	// ConfigName maps a model-facing tool name to the name agent configs
+	// use (an MCP tool's @server/tool).
+	ConfigName func(name string) string
+	// Extra reports whether name is one of the program's own tools
+	// (strata.Options.Tools) and whether its tool.Traits say PreApproved.
+	Extra func(name string) (extra, preApproved bool)
+	// TrustedSubAgent reports whether a use_subagent call names an agent
+	// the agent file's trustedAgents lists.
+	TrustedSubAgent func(c llm.Block) bool
+}
+
+// ReadOnlyBuiltins run without asking in allowlist mode when no agent
+// config says otherwise (they cannot change the workspace). thinking,
+// introspect and knowledge (show and search only in strata) also run
+// without asking for agent files, as the Amazon Q Developer CLI's
+// requires_acceptance is false for them (NoAcceptance).
+var ReadOnlyBuiltins = map[string]bool{"fs_read": true, "grep": true, "glob": true, "thinking": true, "introspect": true, "knowledge": true}
+
+// NoAcceptance are the kiro built-ins that never ask, whatever
+// allowedTools says: they cannot change anything.
+var NoAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowledge": true}
+
+// New returns the allowlist of a loop on env in mode, asking approver (nil
+// = nobody is asked), and points env.PersonApproved at it.
+func New(src Source, env *tool.Env, mode agent.Mode, approver agent.Approver) *Allowlist {
+	p := &Allowlist{src: src, env: env, mode: mode, approver: approver, approved: map[string]bool{}, always: map[string]bool{}}
 	env.PersonApproved = p.personApproved
 	return p
 }
 
-// apply sets cfg's PreApproved, Denied and Approver from p.
-func (p *permissions) apply(cfg *agent.Config) {
+// Apply sets cfg's PreApproved, Denied and Approver from p.
+func (p *Allowlist) Apply(cfg *agent.Config) {
 	cfg.PreApproved, cfg.Denied = p.preApproved, p.denied
 	if p.approver != nil {
 		cfg.Approver = p
@@ -51,21 +84,21 @@ func (p *permissions) apply(cfg *agent.Config) {
 // tool.CommandPermission, the file tools through tool.PathPermission; a
 // tool a person allowed always is allowed unless the verdict needs a
 // person.
-func (p *permissions) verdict(c llm.Block) tool.Verdict {
-	w, cfg := p.w, p.w.agent.Config
-	if w.extraNames()[c.Name] {
+func (p *Allowlist) verdict(c llm.Block) tool.Verdict {
+	cfg := p.src.Agent()
+	if extra, pre := p.src.Extra(c.Name); extra {
 		// The program's own tools (Options.Tools) are asked about like a
 		// built-in unless their tool.Traits say PreApproved.
 		v := tool.Verdict{Permission: tool.Ask}
-		if w.preApprovedExtras()[c.Name] {
+		if pre {
 			v.Permission = tool.Allow
 		}
 		return p.remembered(c, v)
 	}
-	auto, canonical := readOnlyBuiltins[c.Name], c.Name
+	auto, canonical := ReadOnlyBuiltins[c.Name], c.Name
 	if cfg != nil {
-		name := w.configName(c.Name)
-		auto = cfg.ToolAutoApproved(name) || noAcceptance[c.Name] || w.trustedSubAgent(c)
+		name := p.src.ConfigName(c.Name)
+		auto = cfg.ToolAutoApproved(name) || NoAcceptance[c.Name] || p.src.TrustedSubAgent(c)
 		canonical = cfg.CanonicalName(name)
 	}
 	v := tool.Verdict{Permission: tool.Ask}
@@ -93,7 +126,7 @@ func (p *permissions) verdict(c llm.Block) tool.Verdict {
 
 // remembered allows a call v would ask about when a person allowed its tool
 // always, unless the call needs a person of its own.
-func (p *permissions) remembered(c llm.Block, v tool.Verdict) tool.Verdict {
+func (p *Allowlist) remembered(c llm.Block, v tool.Verdict) tool.Verdict {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if v.Permission == tool.Ask && !v.Person && p.always[c.Name] {
@@ -103,11 +136,11 @@ func (p *permissions) remembered(c llm.Block, v tool.Verdict) tool.Verdict {
 }
 
 // preApproved is Config.PreApproved: the verdict allows c.
-func (p *permissions) preApproved(c llm.Block) bool { return p.verdict(c).Permission == tool.Allow }
+func (p *Allowlist) preApproved(c llm.Block) bool { return p.verdict(c).Permission == tool.Allow }
 
 // denied is Config.Denied: the verdict denies c, or c needs a person and
 // nobody is asked (mode all, or no approver).
-func (p *permissions) denied(c llm.Block) string {
+func (p *Allowlist) denied(c llm.Block) string {
 	v := p.verdict(c)
 	switch {
 	case v.Permission == tool.Deny:
@@ -123,7 +156,7 @@ func (p *permissions) denied(c llm.Block) string {
 // here, not in the loop, and never covers a call that needs a person; so
 // the loop only ever hears "once". A tool allowed always is answered
 // without asking (mode ask).
-func (p *permissions) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
+func (p *Allowlist) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
 	v := p.verdict(req.Call)
 	p.mu.Lock()
 	always := p.always[req.Call.Name] && !v.Person
@@ -145,23 +178,9 @@ func (p *permissions) Approve(ctx context.Context, req agent.ApprovalRequest) (a
 }
 
 // personApproved reports whether a person approved the call id.
-func (p *permissions) personApproved(id string) bool {
+func (p *Allowlist) personApproved(id string) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	return p.approved[id]
 }
 
-// strataConfigPaths are strata's own configuration file and folder, which
-// tool.Env.ConfigPaths protects from writes no person approved: the user
-// config folder (config.yaml, trusted-workspaces.json; docs/config.md) and
-// $STRATA_CONFIG.
-func strataConfigPaths() []string {
-	var out []string
-	if dir, err := os.UserConfigDir(); err == nil {
-		out = append(out, filepath.Join(dir, "strata"))
-	}
-	if f := os.Getenv("STRATA_CONFIG"); f != "" {
-		out = append(out, f)
-	}
-	return out
-}
