@@ -1,9 +1,4 @@
 package strata
 
-// The runtime's internals its external tests (package strata_test) check.
-var (
-	FileTree = fileTree
-)
-
-// RenderLoopID is renderLoopID, for the render tests.
+// RenderLoopID is renderLoopID, for the render tests (package strata_test).
 const RenderLoopID = renderLoopID

@@ -3,6 +3,7 @@ package strata_test
 import (
 	"context"
 	"errors"
+	"github.com/strata-agent/strata/internal/repoctx"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -37,7 +38,7 @@ func repoDir(t *testing.T) string {
 	write(".gitignore", "build/\n")
 	write("build/out.txt", "generated\n")
 	write("lib/shapes.py", "class Circle:\n    def area(self):\n        return 3\n")
-	write(strata.DefaultReminderFile, "Close every edit block.\n")
+	write(repoctx.DefaultReminderFile, "Close every edit block.\n")
 	for _, args := range [][]string{{"init", "-q", "-b", "main"}, {"add", "."}, {"commit", "-q", "-m", "init"}} {
 		cmd := exec.Command("git", args...)
 		cmd.Dir = dir
@@ -81,7 +82,7 @@ func TestTieredGetsRepositoryContext(t *testing.T) {
 	texts := userTexts(r)
 	all := strings.Join(texts, "\n\x00\n")
 	wantTree := "# Repository Files\n\nComplete list of files in the repository:\n\n" + "# File Tree (6 files)\n\n" +
-		".gitignore\n.kiro/agents/dev.json\n" + strata.DefaultReminderFile + "\nNOTES.md\nlib/shapes.py\nmain.go"
+		".gitignore\n.kiro/agents/dev.json\n" + repoctx.DefaultReminderFile + "\nNOTES.md\nlib/shapes.py\nmain.go"
 	for _, want := range []string{
 		wantTree,
 		"# Repository Structure (continued)\n\n" + "lib/shapes.py:\n  c Circle:1\n    m area(self):2\n",
@@ -142,7 +143,7 @@ func TestUnknownReviewBaseFailsOpen(t *testing.T) {
 }
 
 func TestFileTreeIsCutWithANote(t *testing.T) {
-	got := strata.FileTree([]string{"a", "b", "c"}, 3, 2)
+	got := repoctx.FileTree([]string{"a", "b", "c"}, 3, 2)
 	if got != "# File Tree (3 files)\n\na\nb\n\n[cut: 1 more files are not listed; the list stops at 2 of 3 files]" {
 		t.Errorf("FileTree = %q", got)
 	}

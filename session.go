@@ -319,7 +319,7 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 	w.allowlist(env, mode, approver).Apply(&cfg)
 	w.fileRefreshHook(&cfg)
 	w.panelSources(&cfg, env, bus)
-	w.repo.apply(&cfg, layout)
+	w.repo.Apply(&cfg, layout)
 	tools := append(slices.Clip(w.tools), extra...)
 	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
 		self := cfg

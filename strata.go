@@ -32,6 +32,7 @@ import (
 	"errors"
 	"fmt"
 	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/internal/repoctx"
 	"github.com/strata-agent/strata/keepalive"
 	"github.com/strata-agent/strata/trust"
 	"io"
@@ -131,7 +132,7 @@ type Options struct {
 	// "" = DefaultLayout. Every loop gets a fresh instance.
 	Layout string
 	// ReminderFile is the system reminder appended to each user prompt by
-	// layouts that place one (tiered): "" = DefaultReminderFile in Dir,
+	// layouts that place one (tiered): "" = repoctx.DefaultReminderFile in Dir,
 	// which may be absent; a named file must exist. It is re-read before
 	// every request.
 	ReminderFile string
@@ -301,7 +302,7 @@ type Workspace struct {
 	hooks    []agent.Hook
 	prov     *providers.Choice
 	store    session.Store
-	repo     *repoContext // file tree, symbols, reminder, URL and review context
+	repo     *repoctx.Context // file tree, symbols, reminder, URL and review context
 
 	mu      sync.Mutex
 	closed  bool
@@ -374,7 +375,12 @@ func Open(ctx context.Context, o Options) (*Workspace, error) {
 	}
 	w := &Workspace{opts: o, dir: dir, store: o.Store}
 	var err error
-	if w.repo, err = openRepoContext(ctx, o, dir); err != nil {
+	if w.repo, err = repoctx.Open(ctx, repoctx.Options{Layout: o.Layout, URLs: o.URLs, Review: o.Review, ReviewFiles: o.ReviewFiles,
+		ReminderFile: o.ReminderFile, Off: o.DisableRepoContext, WebFetchAllowPrivate: o.WebFetchAllowPrivate}, dir); err != nil {
+		var ie *repoctx.InputError
+		if errors.As(err, &ie) {
+			err = &ConfigError{Err: ie.Err}
+		}
 		return nil, err
 	}
 	if err := w.loadAgent(ctx); err != nil {

@@ -56,3 +56,31 @@ func TestTieredSystemPromptFromFilesReadEveryRequest(t *testing.T) {
 		t.Errorf("after editing system_extra.md: system %q (the files must be read on every request)", got)
 	}
 }
+
+// A repository's .strata/system.md symlinked out of the workspace (to the
+// user's credentials) never reaches the system prompt: the tiered layout's
+// system files pass the workspace sandbox like every other file read into
+// context (they were read with os.ReadFile), and the refusal is reported.
+func TestAttackSystemFileSymlinkedOutOfTheWorkspace(t *testing.T) {
+	dir := workspaceDir(t)
+	secret := filepath.Join(t.TempDir(), "credentials")
+	if err := os.WriteFile(secret, []byte("aws_secret_access_key = TOPSECRET\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.MkdirAll(filepath.Join(dir, ".strata"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range []string{"system.md", "system_extra.md"} {
+		if err := os.Symlink(secret, filepath.Join(dir, ".strata", name)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	ws := openWorkspace(t, strata.Options{Dir: dir, Agent: "dev", ProviderName: "anthropic", Layout: "tiered"})
+	r, err := ws.Render(context.Background(), strata.RenderOptions{Prompt: "hi"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body := string(r.Body); strings.Contains(body, "TOPSECRET") || !strings.Contains(r.Request.SystemText(), "You are a careful developer.") {
+		t.Errorf("the system prompt read through the symlink or lost the agent's prompt:\n%s", r.Request.SystemText())
+	}
+}

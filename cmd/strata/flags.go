@@ -1,6 +1,7 @@
 package main
 
 import (
+	"github.com/strata-agent/strata/internal/repoctx"
 	"strings"
 
 	"github.com/spf13/pflag"
@@ -37,7 +38,7 @@ func (c *contextFlags) add(fl *pflag.FlagSet) {
 	fl.StringArrayVar(&c.urls, "url", nil, "fetch this URL (256 KiB, 15 s) and send it as URL context (repeatable; layouts tiered, tiered-flat)")
 	fl.StringVar(&c.review, "review", "", "review mode: send the summary, commit log, pre-change symbols and reverse diffs of the workspace against this git base (branch, tag or commit; layouts tiered, tiered-flat)")
 	fl.StringArrayVar(&c.reviewFiles, "review-file", nil, "with --review: send the reverse diff of this changed file only (repeatable; default: every changed file)")
-	fl.StringVar(&c.reminder, "reminder", "", "system reminder file appended to each prompt (default: "+strata.DefaultReminderFile+" when present; layouts tiered, tiered-flat)")
+	fl.StringVar(&c.reminder, "reminder", "", "system reminder file appended to each prompt (default: "+repoctx.DefaultReminderFile+" when present; layouts tiered, tiered-flat)")
 }
 
 func (c *contextFlags) apply(o *strata.Options) {

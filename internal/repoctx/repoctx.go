@@ -1,4 +1,12 @@
-package strata
+// Package repoctx gathers, for one workspace, the parts of a request's
+// context that come from the repository rather than the conversation, for
+// the layouts that ask for them (prompt.Needs): the file tree, the symbol
+// map, the system reminder and the tiered layout's system.md files (read
+// again before every request), and the URL and review context (gathered
+// once, when the workspace opens). Every repository file it reads passes
+// the workspace sandbox (tool.ReadFileIn; docs/security.md, "Files read
+// into context").
+package repoctx
 
 import (
 	"context"
@@ -42,12 +50,39 @@ const (
 // longer list is cut with a note giving the total.
 const DefaultMaxTreeFiles = 2000
 
-// repoContext gathers, for one workspace, the optional parts of
+// Options are what a program asks for (the fields of strata.Options of the
+// same names).
+type Options struct {
+	Layout               string   // the layout's name (prompt.Lookup)
+	URLs                 []string // URLs whose documents the layout places
+	Review               string   // the review base ("" = no review)
+	ReviewFiles          []string // the files the review covers ("" = all)
+	ReminderFile         string   // "" = DefaultReminderFile if it exists
+	Off                  bool     // strata.Options.DisableRepoContext
+	WebFetchAllowPrivate bool     // fetch mentioned URLs on loopback/private addresses
+}
+
+// InputError is an error in the Options (a layout that does not place what
+// was given, a missing reminder file, a bad review base): the caller must
+// change its input.
+type InputError struct{ Err error }
+
+// Error returns the underlying error's message.
+func (e *InputError) Error() string { return e.Err.Error() }
+
+// Unwrap returns the underlying error.
+func (e *InputError) Unwrap() error { return e.Err }
+
+func inputErrorf(format string, args ...any) error {
+	return &InputError{Err: fmt.Errorf(format, args...)}
+}
+
+// Context gathers, for one workspace, the optional parts of
 // prompt.Context a layout asks for (prompt.Needs): the file tree, the
 // symbol map, the system reminder (all refreshed before every request, so
 // edits show on the next one), and the URL and review context (gathered
 // once, when the workspace opens). Safe for concurrent use.
-type repoContext struct {
+type Context struct {
 	reminderFile string    // absolute; "" = none
 	reminderOpt  bool      // the file was named explicitly: missing is an error
 	systemFiles  [2]string // absolute system.md and system_extra.md; "" = not read
@@ -55,30 +90,30 @@ type repoContext struct {
 	urls         []prompt.URLDoc      // --url
 	prompted     *urlcontext.Mentions // URLs the conversation mentions
 	review       string
-	off          bool // Options.DisableRepoContext
+	off          bool // Options.Off
 	sandbox      *tool.Env
 }
 
-// openRepoContext validates and gathers what Options ask for: every URL is
+// Open validates and gathers what o asks for in the workspace dir: every URL is
 // fetched (urlfetch limits) and the review context is built now, so a bad
 // URL or base fails Open with an error naming it. --url and --review with a
-// layout that does not place them are a *ConfigError.
-func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, error) {
+// layout that does not place them are an *InputError.
+func Open(ctx context.Context, o Options, dir string) (*Context, error) {
 	l, err := prompt.Lookup(o.Layout)
 	if err != nil {
-		return nil, &ConfigError{Err: err}
+		return nil, &InputError{Err: err}
 	}
 	needs := prompt.NeedsOf(l)
 	if len(o.URLs) > 0 && !needs.URLs {
-		return nil, configErrorf("URLs given (%s) but layout %s does not place URL context: use --layout tiered", strings.Join(o.URLs, ", "), o.Layout)
+		return nil, inputErrorf("URLs given (%s) but layout %s does not place URL context: use --layout tiered", strings.Join(o.URLs, ", "), o.Layout)
 	}
 	if o.Review != "" && !needs.Review {
-		return nil, configErrorf("review base %q given but layout %s does not place review context: use --layout tiered", o.Review, o.Layout)
+		return nil, inputErrorf("review base %q given but layout %s does not place review context: use --layout tiered", o.Review, o.Layout)
 	}
 	sandbox := &tool.Env{Workdir: dir} // the files read into context stay inside the workspace (docs/security.md)
-	r := &repoContext{index: &symbols.Index{Root: dir, ReadFile: func(p string, max int64) ([]byte, error) {
+	r := &Context{index: &symbols.Index{Root: dir, ReadFile: func(p string, max int64) ([]byte, error) {
 		return tool.ReadFileIn(sandbox, p, max)
-	}}, off: o.DisableRepoContext, sandbox: sandbox}
+	}}, off: o.Off, sandbox: sandbox}
 	if needs.Reminder && !r.off {
 		r.reminderFile, r.reminderOpt = o.ReminderFile, o.ReminderFile != ""
 		if !r.reminderOpt {
@@ -88,7 +123,7 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 			r.reminderFile = filepath.Join(dir, r.reminderFile)
 		}
 		if _, err := os.Stat(r.reminderFile); err != nil && r.reminderOpt {
-			return nil, configErrorf("reminder file: %v", err)
+			return nil, inputErrorf("reminder file: %v", err)
 		}
 	}
 	if needs.SystemFiles && !r.off {
@@ -109,12 +144,12 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 		r.prompted.Given(u)
 	}
 	if len(o.ReviewFiles) > 0 && o.Review == "" {
-		return nil, configErrorf("review files given (%s) without a review base", strings.Join(o.ReviewFiles, ", "))
+		return nil, inputErrorf("review files given (%s) without a review base", strings.Join(o.ReviewFiles, ", "))
 	}
 	if o.Review != "" {
 		if r.review, err = review.Context(ctx, dir, o.Review, o.ReviewFiles, 0); err != nil {
 			if errors.Is(err, review.ErrBase) || errors.Is(err, review.ErrFile) {
-				return nil, &ConfigError{Err: err}
+				return nil, &InputError{Err: err}
 			}
 			return nil, err
 		}
@@ -122,12 +157,12 @@ func openRepoContext(ctx context.Context, o Options, dir string) (*repoContext, 
 	return r, nil
 }
 
-// apply sets cfg's context template and hooks for layout: URL and review
+// Apply sets cfg's context template and hooks for layout: URL and review
 // context when the layout places them, and agent.Config.Gather to refresh
 // the file tree, symbol map and reminder before every request (and on a
 // restored loop's replay).
 // Layouts that ask for none of these get an unchanged cfg.
-func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
+func (r *Context) Apply(cfg *agent.Config, layout prompt.Layout) {
 	needs := prompt.NeedsOf(layout)
 	if needs.URLs {
 		cfg.Context.URLs = r.urls
@@ -143,7 +178,7 @@ func (r *repoContext) apply(cfg *agent.Config, layout prompt.Layout) {
 }
 
 // fill sets the parts of c that needs asks for.
-func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Needs, c *prompt.Context) error {
+func (r *Context) fill(ctx context.Context, env *tool.Env, needs prompt.Needs, c *prompt.Context) error {
 	var errs []error
 	if needs.Reminder && r.reminderFile != "" {
 		read := os.ReadFile // a file the person named
@@ -181,7 +216,7 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 		return errors.Join(append(errs, err)...)
 	}
 	if needs.FileTree {
-		c.FileTree = fileTree(paths, total, DefaultMaxTreeFiles)
+		c.FileTree = FileTree(paths, total, DefaultMaxTreeFiles)
 	}
 	if needs.Symbols {
 		c.Symbols = r.index.Map(paths)
@@ -189,12 +224,12 @@ func (r *repoContext) fill(ctx context.Context, env *tool.Env, needs prompt.Need
 	return errors.Join(errs...)
 }
 
-// fileTree formats a repository's file list the tiered-assembly design's
+// FileTree formats a repository's file list the tiered-assembly design's
 // way: "# File Tree (N files)", a blank line, then one path per line,
 // sorted, no indentation. When there are more than max paths (max > 0),
 // the first max are listed and a last line says how many were left out.
 // total is the number of files in the repository (≥ len(paths)).
-func fileTree(paths []string, total, max int) string {
+func FileTree(paths []string, total, max int) string {
 	if total < len(paths) {
 		total = len(paths)
 	}
@@ -215,10 +250,12 @@ func fileTree(paths []string, total, max int) string {
 // system.md, else the agent's prompt (c.System as the template has it),
 // else tiered.DefaultSystem, then system_extra.md when it exists, joined
 // by tiered.SystemPrompt. A missing file is fine; another read error is
-// returned and the prompt keeps what could be read.
-func (r *repoContext) fillSystem(c *prompt.Context) error {
+// returned and the prompt keeps what could be read. The files are the
+// repository's: they pass the workspace sandbox like every other file read
+// into context (a system.md symlinked out of the workspace is refused).
+func (r *Context) fillSystem(c *prompt.Context) error {
 	read := func(path string) (string, bool, error) {
-		b, err := os.ReadFile(path)
+		b, err := tool.ReadFileIn(r.sandbox, path, agentfile.MaxContextFileBytes)
 		switch {
 		case err == nil:
 			return string(b), true, nil
