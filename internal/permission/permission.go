@@ -183,4 +183,3 @@ func (p *Allowlist) personApproved(id string) bool {
 	defer p.mu.Unlock()
 	return p.approved[id]
 }
-
