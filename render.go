@@ -130,7 +130,7 @@ func (w *Workspace) restoreForRender(ctx context.Context, cfg agent.Config, id s
 			return nil, err
 		}
 		p := *cfg.Compaction
-		p.Summarize = storedOnly(texts)
+		p.Summarize = session.StoredTLDRsOnly(texts)
 		cfg.Compaction = &p
 	}
 	loop, err := st.LatestLoop(ctx, d.ID)

@@ -73,9 +73,9 @@ type Session struct {
 	lease   *session.Lease
 	mcp     []*mcp.Manager
 	release func()
-	parts   loopParts         // what the session's loop was built from, for an agent swap
-	keep    *keepalive.Keeper // keep-alive pings and cost (usagereport.go)
-	tldr    tldrs             // the session's stored tl;drs (tldrstore.go)
+	parts   loopParts          // what the session's loop was built from, for an agent swap
+	keep    *keepalive.Keeper  // keep-alive pings and cost (usagereport.go)
+	tldr    *session.TLDRCache // the session's stored tl;drs (tldrstore.go)
 
 	pending     []llm.Block
 	pendingTurn int
