@@ -1,4 +1,7 @@
 package strata
 
-// RenderLoopID is renderLoopID, for the render tests (package strata_test).
-const RenderLoopID = renderLoopID
+import "github.com/strata-agent/strata/internal/wsrt"
+
+// RenderLoopID is the loop id Render gives a new conversation, for the
+// render tests (package strata_test).
+const RenderLoopID = wsrt.RenderLoopID

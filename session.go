@@ -1,25 +1,16 @@
 package strata
 
 import (
-	"cmp"
 	"context"
-	"fmt"
-	"github.com/strata-agent/strata/internal/permission"
-	"github.com/strata-agent/strata/internal/providers"
-	"github.com/strata-agent/strata/keepalive"
 	"iter"
-	"slices"
-	"sync"
 
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/wsrt"
+	"github.com/strata-agent/strata/keepalive"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/mcp"
-	"github.com/strata-agent/strata/prompt"
-	"github.com/strata-agent/strata/session"
-	"github.com/strata-agent/strata/telemetry"
 	"github.com/strata-agent/strata/tool"
 )
 
@@ -64,38 +55,22 @@ type SessionOptions struct {
 // run one at a time; Steer, SetMode and Subscribe may be called from any
 // goroutine.
 type Session struct {
-	ws      *Workspace
-	id      string
-	agent   *agent.Agent
-	bus     *event.Bus
-	rec     *session.Recorder
-	otel    *telemetry.Observer // nil without Options.TracerProvider / MeterProvider
-	lease   *session.Lease
-	mcp     []*mcp.Manager
-	release func()
-	parts   loopParts          // what the session's loop was built from, for an agent swap
-	keep    *keepalive.Keeper  // keep-alive pings and cost (usagereport.go)
-	tldr    *session.TLDRCache // the session's stored tl;drs (tldrstore.go)
-
-	pending     []llm.Block
-	pendingTurn int
-
-	mu      sync.Mutex
-	syncObs []*event.Observer // Stream's and Subscribe's inline observers
-	closed  bool
-	stop    context.CancelCauseFunc // cancels the running prompt (nil between prompts)
+	rt *wsrt.Session
+	ws *Workspace
 }
 
-// A Session holds its stored session's writer lease (session.Hold) from
-// open to Close, so one session has one writer at a time: opening a session
-// another process (or another Session) holds fails with an error wrapping
-// session.ErrBusy, before any model call. A holder that dies without Close
-// blocks the session for at most session.LeaseTTL.
+// session wraps a runtime session of w.
+func (w *Workspace) session(s *wsrt.Session, err error) (*Session, error) {
+	if err != nil {
+		return nil, err
+	}
+	return &Session{rt: s, ws: w}, nil
+}
 
 // NewSession starts a new stored session; its first prompt is its first
 // loop (each prompt is a loop of its own: docs/turn.md, rule 2).
 func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session, error) {
-	return w.open(ctx, "", nil, o)
+	return w.session(w.rt.NewSession(ctx, wsrt.SessionOptions(o)))
 }
 
 // ResumeSession continues the stored session id (a unique prefix works) from
@@ -108,10 +83,7 @@ func (w *Workspace) NewSession(ctx context.Context, o SessionOptions) (*Session,
 // prompted) opens with an empty conversation. An unknown id is a
 // *ConfigError wrapping session.ErrNotFound.
 func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptions) (*Session, error) {
-	if id == "" {
-		return nil, configErrorf("resume: empty session id")
-	}
-	return w.open(ctx, id, nil, o)
+	return w.session(w.rt.ResumeSession(ctx, id, wsrt.SessionOptions(o)))
 }
 
 // BranchSession starts a new loop in the stored session id from the
@@ -122,295 +94,99 @@ func (w *Workspace) ResumeSession(ctx context.Context, id string, o SessionOptio
 // triggered by event.TriggerBranch. A session with no stored turn gives a
 // *ConfigError wrapping session.ErrNotFound.
 func (w *Workspace) BranchSession(ctx context.Context, id string, afterTurn int, o SessionOptions) (*Session, error) {
-	if afterTurn < 0 {
-		return nil, configErrorf("branch: turn %d: want the number of a completed turn", afterTurn)
-	}
-	return w.open(ctx, id, &branchPoint{turn: afterTurn}, o)
+	return w.session(w.rt.BranchSession(ctx, id, afterTurn, wsrt.SessionOptions(o)))
 }
 
 // BranchSessionAt is BranchSession at turn index of loop loopID (a unique
 // prefix works) of the session: any loop's turn, not only one of the latest
 // conversation's.
 func (w *Workspace) BranchSessionAt(ctx context.Context, id, loopID string, index int, o SessionOptions) (*Session, error) {
-	if loopID == "" || index < 0 {
-		return nil, configErrorf("branch: loop %q turn %d: want a loop id and the index of a completed turn in it", loopID, index)
-	}
-	return w.open(ctx, id, &branchPoint{loop: loopID, turn: index}, o)
-}
-
-func (w *Workspace) open(ctx context.Context, id string, branch *branchPoint, o SessionOptions) (s *Session, err error) {
-	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	prov, err := w.client()
-	if err != nil {
-		return nil, err
-	}
-	s = &Session{ws: w, bus: event.NewBus(), release: func() {}}
-	built := s // s is nil once an error is returned
-	defer func() {
-		if err != nil {
-			built.bus.Close()
-			built.release()
-			if built.lease != nil {
-				built.lease.Release()
-			}
-		}
-	}()
-	if w.mcp != nil {
-		s.mcp = append(s.mcp, w.mcp)
-	}
-	cwd := o.Cwd
-	if cwd == "" {
-		cwd = w.dir
-	}
-	var extra []tool.Tool
-	if len(o.MCPServers) > 0 {
-		m := launchMCP(context.WithoutCancel(ctx), o.MCPServers, cwd, w.opts)
-		s.release, s.mcp = m.Terminate, append(s.mcp, m)
-		for _, t := range m.Tools() {
-			extra = append(extra, t)
-		}
-	}
-	env := w.env(cwd)
-	env.Editor, env.Terminal = o.Editor, o.Terminal
-	mode, approver := w.opts.Mode, w.opts.Approver
-	if o.Mode != "" {
-		mode = o.Mode
-	}
-	if o.Approver != nil {
-		approver = o.Approver
-	}
-	cfg, err := w.loopConfig(prov, env, s.bus, mode, approver, extra)
-	if err == nil {
-		cfg, err = cfg.With(o.Overrides)
-	}
-	if err != nil {
-		return nil, err
-	}
-	cfg.Provider = s.keepAlive(cfg.Provider, cfg.Model, cfg.Layout)
-	s.storeTLDRs(&cfg)
-	s.parts = loopParts{env: env, mode: mode, approver: approver, extra: extra, over: o.Overrides}
-	if len(o.MCPServers) > 0 {
-		s.parts.own = s.mcp[len(s.mcp)-1]
-	}
-	if id == "" {
-		st, err := w.store.CreateSession(ctx, session.SessionMeta{Cwd: cwd, AgentFile: w.opts.Agent, Provider: w.prov.Name,
-			Model: w.prov.Model, Layout: w.opts.Layout, Title: o.Title})
-		if err != nil {
-			return nil, err
-		}
-		s.id = st.ID
-		if err := s.hold(ctx); err != nil {
-			return nil, err
-		}
-		if s.agent, err = agent.New(cfg); err != nil {
-			return nil, err
-		}
-	} else if err := s.restore(ctx, cfg, id, branch); err != nil {
-		return nil, err
-	}
-	s.rec = session.NewRecorder(w.store, s.id)
-	s.bus.SubscribeSync(s.record)
-	if o.OnEventSync != nil {
-		s.bus.SubscribeSync(o.OnEventSync)
-	}
-	s.bus.SubscribeSync(s.dispatch)
-	if o.OnEvent != nil {
-		s.bus.Subscribe(o.OnEvent)
-	}
-	if w.opts.TracerProvider != nil || w.opts.MeterProvider != nil {
-		// Drop: a slow exporter never holds the loop up (docs/telemetry.md).
-		s.otel = telemetry.NewObserver(telemetry.Config{TracerProvider: w.opts.TracerProvider, MeterProvider: w.opts.MeterProvider,
-			SessionID: s.id, Layout: cmp.Or(w.opts.Layout, DefaultLayout), CaptureContent: telemetry.ContentFromEnv()})
-		s.bus.Subscribe(s.otel.Observe, event.WithPolicy(event.Drop))
-	}
-	return s, nil
-}
-
-// hold takes the session's writer lease; losing it later stops the running
-// prompt.
-func (s *Session) hold(ctx context.Context) error {
-	l, err := session.Hold(ctx, s.ws.store, s.id, 0, s.interrupt)
-	if err != nil {
-		return err // names the session (and the holder)
-	}
-	s.lease = l
-	return nil
-}
-
-// record stores e through the recorder; a failed write stops the running
-// prompt before the loop's next step (Prompt then returns the error).
-func (s *Session) record(e event.Event) {
-	if err := s.rec.Observe(context.Background(), e); err != nil {
-		s.interrupt(err)
-	}
-}
-
-// interrupt cancels the running prompt, if any, with cause err.
-func (s *Session) interrupt(err error) {
-	s.mu.Lock()
-	stop := s.stop
-	s.mu.Unlock()
-	if stop != nil {
-		stop(err)
-	}
-}
-
-// run runs f (one prompt of the loop) with a context record and the lease
-// can cancel, and fails it when a step could not be recorded or the lease
-// was lost: the session's history would otherwise differ from the loop's.
-func (s *Session) run(ctx context.Context, f func(context.Context) (*agent.Result, error)) (*agent.Result, error) {
-	if err := s.unrecorded(); err != nil {
-		return nil, err
-	}
-	ctx, stop := context.WithCancelCause(ctx)
-	defer stop(nil)
-	s.mu.Lock()
-	s.stop = stop
-	s.mu.Unlock()
-	res, err := f(ctx)
-	s.mu.Lock()
-	s.stop = nil
-	s.mu.Unlock()
-	if uerr := s.unrecorded(); uerr != nil {
-		return res, uerr
-	}
-	s.saveCheckpoint(ctx)
-	return res, err
-}
-
-// unrecorded returns why the session's store no longer matches its loop: a
-// failed recorder write or a lost lease (nil when neither happened).
-func (s *Session) unrecorded() error {
-	if err := s.rec.Err(); err != nil {
-		return fmt.Errorf("session %s: a step could not be stored, so the prompt stopped: %w", s.id, err)
-	}
-	if err := s.lease.Err(); err != nil {
-		return fmt.Errorf("session %s: the prompt stopped: %w", s.id, err)
-	}
-	return nil
-}
-
-// loopConfig is the configuration of one loop of this workspace: a fresh
-// layout instance, the workspace's context template, tools (plus extra and
-// use_subagent), hooks and authority stack, on env and bus.
-func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus, mode agent.Mode, approver agent.Approver, extra []tool.Tool) (agent.Config, error) {
-	layout, err := prompt.Lookup(w.opts.Layout)
-	if err != nil {
-		return agent.Config{}, &ConfigError{Err: err}
-	}
-	o := w.opts
-	cfg := agent.Config{
-		Provider: prov, Layout: layout, Env: env, Model: w.prov.Model, Params: o.Params, Context: w.agent.Context,
-		MaxTurns: o.MaxTurns, MaxSessionTokens: o.MaxSessionTokens, Bus: bus, Mode: mode,
-		AllowedTool: w.allowedTool(), Approver: approver,
-		Hooks: w.loopHooks(), BeforeTurn: o.BeforeTurn, AfterTurn: o.AfterTurn,
-		Compaction: o.Compaction, Now: o.Now, ContextWindow: int(providers.ContextWindow(w.prov.Model)),
-	}
-	if o.Compaction != nil && o.CompactTLDR {
-		p := *o.Compaction
-		p.Summarize = compact.ProviderSummarizer(prov, w.prov.Model)
-		cfg.Compaction = &p
-	}
-	w.allowlist(env, mode, approver).Apply(&cfg)
-	w.fileRefreshHook(&cfg)
-	w.panelSources(&cfg, env, bus)
-	w.repo.Apply(&cfg, layout)
-	tools := append(slices.Clip(w.tools), extra...)
-	if !o.NoBuiltins && (w.agent.Config == nil || w.agent.Config.ToolAllowed(agent.SubAgentToolName)) {
-		self := cfg
-		self.Tools = tool.NewRegistry(tools...)
-		tools = append(tools, agent.SubAgentToolFor(w.newChild(self, env, mode, approver), w.availableSubAgents()))
-	}
-	cfg.Tools = tool.NewRegistry(tools...)
-	limitResponses(&cfg, o)
-	return cfg, nil
-}
-
-// allowedTool is authority step 1: the agent's `tools` (nil = all).
-func (w *Workspace) allowedTool() func(string) bool {
-	cfg := w.agent.Config
-	if cfg == nil {
-		return nil
-	}
-	return func(name string) bool {
-		extra, _ := w.extra(name)
-		return extra || cfg.ToolAllowed(w.configName(name))
-	}
-}
-
-// extra reports whether name is one of Options.Tools, the program's own
-// tools, and whether its tool.Traits say PreApproved (it runs without
-// asking).
-func (w *Workspace) extra(name string) (extra, preApproved bool) {
-	for _, t := range w.opts.Tools {
-		if t.Spec().Name == name {
-			return true, tool.TraitsOf(t).PreApproved
-		}
-	}
-	return false, false
-}
-
-// allowlist is the permission.Allowlist of a loop on env in mode, asking
-// approver, reading the workspace as it is at each call.
-func (w *Workspace) allowlist(env *tool.Env, mode agent.Mode, approver agent.Approver) *permission.Allowlist {
-	src := permission.Source{Agent: func() *config.Agent { return w.agent.Config }, ConfigName: w.configName,
-		Extra: w.extra, TrustedSubAgent: w.trustedSubAgent}
-	return permission.New(src, env, mode, approver)
-}
-
-// env is the workspace policy for tools rooted at dir, from the agent's
-// toolsSettings (kiro built-in-tools.md), kept per tool: fs_read's
-// allowedPaths/deniedPaths become the read policy (fs_read, grep, glob),
-// fs_write's the write policy (fs_write, todo_list's saves), execute_bash's
-// command patterns the command policy. Never merged: a path allowed for
-// reading does not become writable (tool.ResolvePath).
-func (w *Workspace) env(dir string) *tool.Env {
-	e := &tool.Env{Workdir: dir, MaxResultBytes: w.opts.MaxToolResultBytes, ConfigPaths: config.StrataPaths()}
-	cfg := w.agent.Config
-	if cfg == nil {
-		return e
-	}
-	r, wr := cfg.ToolSettings("fs_read"), cfg.ToolSettings("fs_write")
-	e.ReadPaths = tool.PathPolicy{AllowedPaths: r.AllowedPaths, DeniedPaths: r.DeniedPaths}
-	e.WritePaths = tool.PathPolicy{AllowedPaths: wr.AllowedPaths, DeniedPaths: wr.DeniedPaths}
-	s := cfg.ToolSettings("execute_bash")
-	e.AllowedCommands, e.DeniedCommands = s.AllowedCommands, s.DeniedCommands
-	e.DenyByDefault, e.AutoAllowReadonly = s.DenyByDefault, s.AutoAllowReadonly
-	return e
+	return w.session(w.rt.BranchSessionAt(ctx, id, loopID, index, wsrt.SessionOptions(o)))
 }
 
 // ID returns the stored session's id.
-func (s *Session) ID() string { return s.id }
+func (s *Session) ID() string { return s.rt.ID() }
 
 // LoopID returns the id of the session's current loop: the running or last
 // prompt's (each prompt is a loop), else the loop the next prompt uses.
-func (s *Session) LoopID() string { return s.agent.LoopID() }
+func (s *Session) LoopID() string { return s.rt.LoopID() }
 
 // History returns the loop's conversation so far (shared; do not modify).
-func (s *Session) History() []llm.Message { return s.agent.History() }
+func (s *Session) History() []llm.Message { return s.rt.History() }
 
 // Usage returns the summed usage of every model call of the loop and of
 // the session's keep-alive pings (KeepAlive).
-func (s *Session) Usage() llm.Usage { return s.agent.Usage().Add(s.keep.Stats().Usage) }
+func (s *Session) Usage() llm.Usage { return s.rt.Usage() }
 
 // MCP returns the MCP managers whose tools and prompts the session offers:
 // the agent's, then the session's own (SessionOptions.MCPServers).
-func (s *Session) MCP() []*mcp.Manager { return s.mcp }
+func (s *Session) MCP() []*mcp.Manager { return s.rt.MCP() }
 
 // Pending returns the tool calls a crash cut off in a resumed session (nil
 // otherwise); ResumePending resolves them.
-func (s *Session) Pending() []llm.Block { return s.pending }
+func (s *Session) Pending() []llm.Block { return s.rt.Pending() }
+
+// Workspace returns the workspace the session belongs to.
+func (s *Session) Workspace() *Workspace { return s.ws }
+
+// KeepAlive returns what the session's keep-alive pings did so far: the
+// policy for the current idle stretch (zero when the session does not
+// ping), the pings sent and their summed usage (also counted in Usage). A
+// resumed or branched session counts from the pings its store holds
+// (session.SessionDetail.Pings), as its Usage counts from the stored turns.
+func (s *Session) KeepAlive() keepalive.Stats { return s.rt.KeepAlive() }
+
+// UsageReport returns the session's context size, its model's context
+// window and its cumulative cost, as far as strata knows them
+// (keepalive.Keeper.Cost: the calls the keeper saw, each priced at the
+// model it went to, plus the rest of Session.Usage priced at the loop's
+// model when the TTL of its cache writes does not matter).
+func (s *Session) UsageReport() UsageReport {
+	return UsageReport(s.rt.UsageReport())
+}
+
+// Subscribe adds an observer that runs inline for every event of the
+// session's loops from now on, until the returned function is called.
+func (s *Session) Subscribe(o event.Observer) (unsubscribe func()) { return s.rt.Subscribe(o) }
+
+// Steer queues a steering message, added as a user message before the
+// running prompt's next model call (or the next prompt's first).
+func (s *Session) Steer(text string) { s.rt.Steer(text) }
+
+// SteerRunning queues text as a steering message of the running prompt and
+// reports whether that prompt will send it to the model (agent.Agent.
+// SteerRunning); on false nothing is queued and the caller runs text as
+// the next prompt.
+func (s *Session) SteerRunning(text string) bool { return s.rt.SteerRunning(text) }
+
+// SetMode changes the approval mode for the next prompts.
+func (s *Session) SetMode(m agent.Mode) {
+	s.rt.SetMode(m)
+}
+
+// Close flushes the event observers, stops the session's own MCP servers,
+// releases the session's writer lease and returns the recorder's first
+// write error (the session was then not fully recorded), if any. Close is
+// idempotent.
+func (s *Session) Close() error {
+	return s.rt.Close()
+}
+
+// Emit publishes a front end's own event on the session's bus, to the
+// session's observers (OnEvent, OnEventSync, Subscribe, Stream), in order
+// with the loop's events. Its Kind must be namespaced with a dot
+// ("acme.note"): the loop's own kinds have none, so a front end cannot
+// forge a turn or a tool result; it is not stored in the session. ErrClosed
+// after Close.
+func (s *Session) Emit(e event.Event) error {
+	return s.rt.Emit(e)
+}
 
 // ResumePending is ResumePendingWith with the zero agent.ResumeOptions:
 // at-most-once, the call a crash interrupted is reported to the model as
 // interrupted and not run again.
 func (s *Session) ResumePending(ctx context.Context) (*agent.Result, error) {
-	return s.ResumePendingWith(ctx, agent.ResumeOptions{})
+	return s.rt.ResumePending(ctx)
 }
 
 // ResumePendingWith resolves the tool calls Pending lists as agent.Resume
@@ -422,15 +198,7 @@ func (s *Session) ResumePending(ctx context.Context) (*agent.Result, error) {
 // safe to run again. With nothing pending it returns (nil, nil); a second
 // call finds nothing pending.
 func (s *Session) ResumePendingWith(ctx context.Context, o agent.ResumeOptions) (*agent.Result, error) {
-	if len(s.pending) == 0 {
-		return nil, nil
-	}
-	p := s.pending
-	s.pending = nil
-	if o.ReadOnly == nil {
-		o.ReadOnly = s.agent.Retryable
-	}
-	return s.run(ctx, func(ctx context.Context) (*agent.Result, error) { return s.agent.Resume(ctx, s.pendingTurn, p, o) })
+	return s.rt.ResumePendingWith(ctx, o)
 }
 
 // Prompt runs one user turn: text (and attachments, e.g. image blocks) as
@@ -442,13 +210,15 @@ func (s *Session) ResumePendingWith(ctx context.Context, o agent.ResumeOptions) 
 // naming the session and wrapping the store's; every later Prompt fails
 // with it too, since the stored history no longer matches the loop's.
 func (s *Session) Prompt(ctx context.Context, text string, attachments ...llm.Block) (*agent.Result, error) {
-	s.mu.Lock()
-	closed := s.closed
-	s.mu.Unlock()
-	if closed {
-		return nil, ErrClosed
-	}
-	return s.run(ctx, func(ctx context.Context) (*agent.Result, error) { return s.agent.PromptWith(ctx, text, attachments) })
+	return s.rt.Prompt(ctx, text, attachments...)
+}
+
+// PromptWithOverrides is Prompt with o applied to this prompt only (its
+// system prompt, a narrowed tool filter, extra tools, hooks, continuation
+// limit: agent.Overrides); the session's next prompt runs with its own
+// settings again. The prompt is recorded like any other.
+func (s *Session) PromptWithOverrides(ctx context.Context, text string, o agent.Overrides, attachments ...llm.Block) (*agent.Result, error) {
+	return s.rt.PromptWithOverrides(ctx, text, o, attachments...)
 }
 
 // Stream runs Prompt and yields its events as they happen, ending with the
@@ -457,124 +227,84 @@ func (s *Session) Prompt(ctx context.Context, text string, attachments ...llm.Bl
 // stopped, leaving no goroutine behind. Events are delivered inline: the
 // loop waits while the range body runs.
 func (s *Session) Stream(ctx context.Context, text string, attachments ...llm.Block) iter.Seq2[event.Event, error] {
-	return func(yield func(event.Event, error) bool) {
-		ctx, cancel := context.WithCancel(ctx)
-		defer cancel()
-		ch := make(chan event.Event)
-		unsubscribe := s.subscribeSync(func(e event.Event) {
-			select {
-			case ch <- e:
-			case <-ctx.Done():
-			}
-		})
-		done := make(chan error, 1)
-		go func() {
-			_, err := s.Prompt(ctx, text, attachments...)
-			unsubscribe()
-			close(ch)
-			done <- err
-		}()
-		stopped := false
-		for e := range ch {
-			if !stopped && !yield(e, nil) {
-				stopped = true
-				cancel()
-			}
-		}
-		if err := <-done; err != nil && !stopped {
-			yield(event.Event{}, err)
-		}
-	}
+	return s.rt.Stream(ctx, text, attachments...)
 }
 
-// Subscribe adds an observer that runs inline for every event of the
-// session's loops from now on, until the returned function is called.
-func (s *Session) Subscribe(o event.Observer) (unsubscribe func()) { return s.subscribeSync(o) }
-
-func (s *Session) subscribeSync(o event.Observer) func() {
-	p := &o
-	s.mu.Lock()
-	s.syncObs = append(s.syncObs, p)
-	s.mu.Unlock()
-	return func() {
-		s.mu.Lock()
-		s.syncObs = slices.DeleteFunc(s.syncObs, func(q *event.Observer) bool { return q == p })
-		s.mu.Unlock()
-	}
+// SwapAgent makes ref (an agent name or file, as Options.Agent) the agent
+// of the session's workspace, as kiro's `/agent swap` does (kiro-cli turn
+// anatomy, MCP: the swap "terminates ALL existing servers, creates a fresh
+// McpManager, and relaunches from the new agent's config"): every MCP
+// server of the old agent (and of its sub-agents) is terminated, the new
+// agent is loaded, its servers launched and frozen and its agentSpawn hooks
+// run; then the session's loop continues with the new agent's prompt,
+// resources, tools, hooks and model, keeping the conversation exactly as
+// the session holds it (agent.Agent.Continue: a prompt that stopped before
+// its first turn, whose loop the store has not seen, included). The
+// session's own MCP servers (SessionOptions.MCPServers, an ACP client's)
+// are the client's, not the agent's, and keep running.
+//
+// The new agent file is loaded and checked before anything is stopped: an
+// unknown name or invalid file is a *ConfigError and changes nothing. It
+// returns ErrPromptRunning while a prompt runs and ErrClosed after Close.
+//
+// The swap changes the workspace: other sessions opened on it keep loops
+// built on the old agent, whose MCP servers are gone. Swap only where the
+// session is the workspace's only one (`strata chat`; the ACP server
+// refuses /agent while other sessions are open), and never while another
+// session of the workspace runs a prompt: SwapAgent does not synchronise
+// with them.
+func (s *Session) SwapAgent(ctx context.Context, ref string) error {
+	return s.rt.SwapAgent(ctx, ref)
 }
 
-// dispatch runs the Subscribe/Stream observers on e.
-func (s *Session) dispatch(e event.Event) {
-	s.mu.Lock()
-	obs := slices.Clone(s.syncObs)
-	s.mu.Unlock()
-	for _, o := range obs {
-		(*o)(e)
-	}
+// Clear starts a new conversation in the same session (the chat's
+// /clear): the next prompt is a loop of its own that continues no earlier
+// loop, so its requests carry no earlier message, with a fresh layout
+// instance and conversation id. The earlier loops stay stored in the
+// session; its usage keeps counting. It fails while a prompt runs
+// (ErrPromptRunning) and after Close (ErrClosed).
+func (s *Session) Clear(ctx context.Context) error {
+	return s.rt.Clear(ctx)
 }
 
-// Steer queues a steering message, added as a user message before the
-// running prompt's next model call (or the next prompt's first).
-func (s *Session) Steer(text string) { s.agent.Steer(text) }
-
-// SteerRunning queues text as a steering message of the running prompt and
-// reports whether that prompt will send it to the model (agent.Agent.
-// SteerRunning); on false nothing is queued and the caller runs text as
-// the next prompt.
-func (s *Session) SteerRunning(text string) bool { return s.agent.SteerRunning(text) }
-
-// SetMode changes the approval mode for the next prompts.
-func (s *Session) SetMode(m agent.Mode) {
-	s.agent.SetMode(m)
-	s.mu.Lock()
-	s.parts.mode = m
-	s.mu.Unlock()
+// Compact detaches every prompt of the conversation but the last into
+// frozen history chunks now (the chat's /compact; agent.Agent.Compact): the
+// next request is shorter and starts a new cached prefix. It stores the
+// loop's checkpoint, so a resume keeps the chunks. It returns how many
+// messages were detached; ErrPromptRunning while a prompt runs, ErrClosed
+// after Close.
+func (s *Session) Compact(ctx context.Context) (int, error) {
+	return s.rt.Compact(ctx)
 }
 
-// Close flushes the event observers, stops the session's own MCP servers,
-// releases the session's writer lease and returns the recorder's first
-// write error (the session was then not fully recorded), if any. Close is
-// idempotent.
-func (s *Session) Close() error {
-	s.mu.Lock()
-	if s.closed {
-		s.mu.Unlock()
-		return nil
-	}
-	s.closed = true
-	s.mu.Unlock()
-	s.keep.Close()
-	s.bus.Close()
-	if s.otel != nil {
-		s.otel.Close() // ends the spans an interrupted prompt left open
-	}
-	s.release()
-	lerr := s.lease.Release()
-	if err := s.rec.Err(); err != nil {
-		return fmt.Errorf("session %s was not fully recorded: %w", s.id, err)
-	}
-	if lerr != nil {
-		return fmt.Errorf("session %s: %w", s.id, lerr)
-	}
-	return nil
+// UsageReport is what a session can say about its context and cost, for a
+// client's usage display (ACP's usage_update: docs/kiro.md, "ACP updates"). A
+// zero field is one strata does not know; it never fills in a guess.
+type UsageReport struct {
+	// Context is the tokens the conversation holds after the loop's last
+	// model call: that call's prompt tokens (input, cache read and cache
+	// write) plus its output; a resumed or branched session starts from
+	// its last stored call. 0 before any model call. A keep-alive ping
+	// does not change it: it re-sends the same request.
+	Context int64
+	// Window is the model's context window in tokens, as the loop's
+	// agent.Config.ContextWindow; 0 = unknown.
+	Window int64
+	// CostUSD is the cumulative cost in USD of every token in
+	// Session.Usage (turns, compaction's tl;dr requests and keep-alive
+	// pings), priced from cachesim's table (cachesim.Lookup, Price.Cost).
+	// Valid only when Priced.
+	CostUSD float64
+	// Priced reports whether strata could price every token of
+	// Session.Usage: the model has a price, and every cache write's TTL
+	// is known. False means the cost is unknown, not
+	// zero.
+	Priced bool
 }
 
 // Run is the one-shot form: it opens a workspace with o, runs prompt in a
 // new session, closes both and returns the result. Errors are Open's,
 // NewSession's, Prompt's or the session's Close's, in that order.
 func Run(ctx context.Context, o Options, prompt string) (*agent.Result, error) {
-	w, err := Open(ctx, o)
-	if err != nil {
-		return nil, err
-	}
-	defer w.Close()
-	s, err := w.NewSession(ctx, SessionOptions{})
-	if err != nil {
-		return nil, err
-	}
-	res, err := s.Prompt(ctx, prompt)
-	if cerr := s.Close(); err == nil {
-		err = cerr
-	}
-	return res, err
+	return wsrt.Run(ctx, wsrt.Options(o), prompt)
 }

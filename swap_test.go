@@ -14,6 +14,7 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/agentfile"
 	"github.com/strata-agent/strata/internal/peers"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
@@ -192,7 +193,7 @@ func TestAgentSwapName(t *testing.T) {
 		"":            "",
 		"swap two ws": "two ws",
 	} {
-		if got := strata.AgentSwapName(arg); got != want {
+		if got := agentfile.SwapName(arg); got != want {
 			t.Errorf("AgentSwapName(%q) = %q, want %q", arg, got, want)
 		}
 	}

@@ -6,8 +6,7 @@ import (
 	"strings"
 
 	sdk "github.com/coder/acp-go-sdk"
-
-	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agentfile"
 )
 
 // agentCommand reports whether a prompt is the "/agent NAME" or
@@ -18,7 +17,7 @@ func agentCommand(text string) (string, bool) {
 	if t != "/agent" && !strings.HasPrefix(t, "/agent ") {
 		return "", false
 	}
-	return strata.AgentSwapName(strings.TrimPrefix(t, "/agent")), true
+	return agentfile.SwapName(strings.TrimPrefix(t, "/agent")), true
 }
 
 // agentCommandEntry is the /agent command in available_commands_update.

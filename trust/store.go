@@ -44,9 +44,9 @@ type trustFile struct {
 }
 
 type trustedEntry struct {
-	Hash      string         `json:"hash"`
-	Agent     string         `json:"agent,omitempty"`
-	TrustedAt time.Time      `json:"trustedAt"`
+	Hash      string    `json:"hash"`
+	Agent     string    `json:"agent,omitempty"`
+	TrustedAt time.Time `json:"trustedAt"`
 	Commands  []Command `json:"commands"`
 }
 

@@ -3,9 +3,10 @@ package main
 import (
 	"context"
 	"fmt"
-	"github.com/strata-agent/strata/agentfile"
 	"io"
 	"strings"
+
+	"github.com/strata-agent/strata/agentfile"
 
 	tea "charm.land/bubbletea/v2"
 
@@ -19,7 +20,7 @@ import (
 // launched) and says what it now runs; without a name it lists the agents
 // of the workspace. Failures are reported on w and the chat goes on.
 func swapCommand(ctx context.Context, w io.Writer, s *strata.Session, name string) {
-	name = strata.AgentSwapName(name) // "/agent swap NAME" too, as kiro-cli
+	name = agentfile.SwapName(name) // "/agent swap NAME" too, as kiro-cli
 	ws := s.Workspace()
 	if n, ok := strings.CutPrefix(name, "swap "); ok { // kiro's "/agent swap NAME"
 		name = strings.TrimSpace(n)

@@ -4,17 +4,18 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/strata-agent/strata/agentfile"
-	"github.com/strata-agent/strata/trust"
 	"io"
 	"os"
 	"sort"
 	"strings"
 	"text/tabwriter"
 
+	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/internal/wsrt"
+	"github.com/strata-agent/strata/trust"
+
 	"github.com/spf13/cobra"
 
-	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/config"
 	"github.com/strata-agent/strata/mcp"
 )
@@ -134,7 +135,7 @@ func mcpServers(wd, agentFile, mcpFile string) ([]config.NamedMCPServer, trust.R
 	if mcpFile == "" {
 		// The agent run would load, and the same trust request: trusting
 		// here or in run covers both.
-		a, r, err := strata.WorkspaceCommands(wd, agentFile)
+		a, r, err := wsrt.WorkspaceCommands(wd, agentFile)
 		if err != nil {
 			return nil, req, cliError(err)
 		}

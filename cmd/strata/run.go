@@ -4,12 +4,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/strata-agent/strata/internal/providers"
 	"os"
 	"os/signal"
 	"strings"
 	"sync/atomic"
 	"time"
+
+	"github.com/strata-agent/strata/internal/providers"
+	"github.com/strata-agent/strata/trust"
 
 	"github.com/spf13/cobra"
 
@@ -295,12 +297,12 @@ func approvalMode(s string) (agent.Mode, error) {
 	return m, nil
 }
 
-// cliError marks the runtime's configuration errors, and requests a
-// provider refuses to send as configured (a knob its wire API cannot
-// express), as usage errors (exit 2).
+// cliError marks the runtime's configuration errors, an untrusted
+// workspace (trust.ErrUntrusted) and requests a provider refuses to send as
+// configured (a knob its wire API cannot express) as usage errors (exit 2).
 func cliError(err error) error {
 	var ce *strata.ConfigError
-	if errors.As(err, &ce) || errors.Is(err, llm.ErrInvalidRequest) {
+	if errors.As(err, &ce) || errors.Is(err, llm.ErrInvalidRequest) || errors.Is(err, trust.ErrUntrusted) {
 		return usageError{err}
 	}
 	return err

@@ -1,13 +1,14 @@
-package strata
+package wsrt
 
 import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"github.com/strata-agent/strata/agentfile"
 	"path"
 	"strings"
 	"sync"
+
+	"github.com/strata-agent/strata/agentfile"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/config"

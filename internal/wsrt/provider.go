@@ -1,4 +1,4 @@
-package strata
+package wsrt
 
 import (
 	"errors"
@@ -28,10 +28,6 @@ func (w *Workspace) client() (llm.Provider, error) {
 	}
 	return p, nil
 }
-
-// ReplayURL returns the base URL of the loopback server playing
-// Options.Replay or Options.Respond ("" when there is none).
-func (w *Workspace) ReplayURL() string { return w.prov.ReplayURL() }
 
 // errCaptured stops a render's loop once the request was captured.
 var errCaptured = errors.New("render: request captured")

@@ -1,10 +1,11 @@
-package strata
+package wsrt
 
 import (
 	"context"
 	"errors"
-	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
+
+	"github.com/strata-agent/strata/agentfile"
 
 	"github.com/strata-agent/strata/config"
 )

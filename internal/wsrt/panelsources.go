@@ -1,10 +1,11 @@
-package strata
+package wsrt
 
 import (
 	"context"
-	"github.com/strata-agent/strata/agentfile"
 	"path/filepath"
 	"time"
+
+	"github.com/strata-agent/strata/agentfile"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"

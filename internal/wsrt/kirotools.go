@@ -1,8 +1,7 @@
-package strata
+package wsrt
 
 import (
 	"context"
-	_ "embed"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -14,10 +13,10 @@ import (
 	"github.com/strata-agent/strata/tool"
 )
 
-// readme is strata's README, the documentation introspect answers from.
-//
-//go:embed README.md
-var readme string
+// Readme is strata's README, the documentation introspect answers from:
+// package strata sets it from its embedded README.md (a file outside this
+// folder cannot be embedded here).
+var Readme string
 
 // kiroTools returns the kiro built-ins beyond tool.Builtins that the agent's
 // tools allow (thinking, web_fetch, introspect, knowledge), building the
@@ -96,7 +95,7 @@ func (w *Workspace) introspect(_ context.Context, query string) (string, error) 
 		b.WriteString("\n")
 	}
 	b.WriteString("\n")
-	sections := strings.Split("\n"+readme, "\n## ")[1:]
+	sections := strings.Split("\n"+Readme, "\n## ")[1:]
 	words := strings.Fields(strings.ToLower(query))
 	type scored struct {
 		text  string

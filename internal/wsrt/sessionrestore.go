@@ -1,4 +1,4 @@
-package strata
+package wsrt
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package strata
+package wsrt
 
 import (
 	"context"
@@ -42,7 +42,7 @@ func agentTrustRequest(dir string, a *agentfile.File, o Options) trust.Request {
 // .mcp.json) when agentName is "" — and returns it with the trust.Request
 // Open would ask Options.Trust about: the same commands in the same order,
 // hence the same Hash, so a decision taken by a tool that only lists the
-// servers (strata mcp list) covers the run that starts them, and back.
+// servers (`strata mcp list`, its one caller) covers the run that starts them, and back.
 // Nothing is started. Errors are *ConfigError.
 func WorkspaceCommands(dir, agentName string) (*agentfile.File, trust.Request, error) {
 	a, err := workspaceAgent(dir, agentName, agentfile.DefaultInstructions, false)

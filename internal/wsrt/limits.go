@@ -1,23 +1,15 @@
-package strata
+package wsrt
 
 import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/permission"
 )
 
-// Defaults of the limits Options sets (docs/security.md, "Limits you can
-// set"; config keys subAgentDepth, subAgentsPerResponse and
-// toolCallsPerResponse).
+// The defaults of the limits Options sets (strata.DefaultMaxSubAgentDepth
+// and its siblings document them).
 const (
-	// DefaultMaxSubAgentDepth is how many use_subagent levels may nest
-	// below the session's agent: a ping ↔ pong pair of agents delegating
-	// to each other stops there.
-	DefaultMaxSubAgentDepth = 3
-	// DefaultMaxSubAgentsPerResponse is how many use_subagent calls of one
-	// model response run.
+	DefaultMaxSubAgentDepth        = 3
 	DefaultMaxSubAgentsPerResponse = 8
-	// DefaultMaxToolCallsPerResponse is how many tool calls of one model
-	// response run.
 	DefaultMaxToolCallsPerResponse = 64
 )
 

@@ -1,11 +1,9 @@
-package strata
+package wsrt
 
 import (
 	"context"
 	"errors"
 	"fmt"
-	"strings"
-	"unicode"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
@@ -13,26 +11,7 @@ import (
 	"github.com/strata-agent/strata/tool"
 )
 
-// AgentSwapName returns the agent a `/agent` command's argument names, as
-// kiro-cli parses it (docs/kiro.md, "MCP": the design's `/agent swap NAME`;
-// kiro-cli's `parse_subcommand` in
-// crates/chat-cli-v2/src/agent/acp/commands/agent/mod.rs): "swap NAME" and
-// "NAME" both name NAME; "swap" followed by nothing is the agent named
-// "swap", and a name that only starts with "swap" ("swapper") is kept
-// whole. Surrounding space is trimmed; "" means no name (list the agents).
-// The ACP server and `strata chat` both use it.
-func AgentSwapName(arg string) string {
-	t := strings.TrimSpace(arg)
-	if rest, ok := strings.CutPrefix(t, "swap"); ok && rest != "" && unicode.IsSpace(rune(rest[0])) {
-		if name := strings.TrimSpace(rest); name != "" {
-			return name
-		}
-	}
-	return t
-}
-
-// ErrPromptRunning is returned by Session.SwapAgent while a prompt runs:
-// an agent swap happens between prompts.
+// ErrPromptRunning is strata.ErrPromptRunning (documented there).
 var ErrPromptRunning = errors.New("strata: a prompt is running")
 
 // loopParts are what a session's loop is built from besides the
@@ -48,29 +27,7 @@ type loopParts struct {
 	over     agent.Overrides
 }
 
-// SwapAgent makes ref (an agent name or file, as Options.Agent) the agent
-// of the session's workspace, as kiro's `/agent swap` does (kiro-cli turn
-// anatomy, MCP: the swap "terminates ALL existing servers, creates a fresh
-// McpManager, and relaunches from the new agent's config"): every MCP
-// server of the old agent (and of its sub-agents) is terminated, the new
-// agent is loaded, its servers launched and frozen and its agentSpawn hooks
-// run; then the session's loop continues with the new agent's prompt,
-// resources, tools, hooks and model, keeping the conversation exactly as
-// the session holds it (agent.Agent.Continue: a prompt that stopped before
-// its first turn, whose loop the store has not seen, included). The
-// session's own MCP servers (SessionOptions.MCPServers, an ACP client's)
-// are the client's, not the agent's, and keep running.
-//
-// The new agent file is loaded and checked before anything is stopped: an
-// unknown name or invalid file is a *ConfigError and changes nothing. It
-// returns ErrPromptRunning while a prompt runs and ErrClosed after Close.
-//
-// The swap changes the workspace: other sessions opened on it keep loops
-// built on the old agent, whose MCP servers are gone. Swap only where the
-// session is the workspace's only one (`strata chat`; the ACP server
-// refuses /agent while other sessions are open), and never while another
-// session of the workspace runs a prompt: SwapAgent does not synchronise
-// with them.
+// SwapAgent implements strata.Session.SwapAgent (documented there).
 func (s *Session) SwapAgent(ctx context.Context, ref string) error {
 	parts, err := s.idle(fmt.Sprintf("swap to agent %q", ref))
 	if err != nil {
@@ -142,7 +99,7 @@ func (w *Workspace) swapAgent(ctx context.Context, ref string) error {
 	return nil
 }
 
-// Workspace returns the workspace the session belongs to.
+// Workspace implements strata.Session.Workspace (documented there).
 func (s *Session) Workspace() *Workspace { return s.ws }
 
 // idle returns the session's loop parts when no prompt runs: ErrClosed
