@@ -1,0 +1,12 @@
+package storetest_test
+
+import (
+	"os"
+	"testing"
+
+	"github.com/strata-agent/strata/internal/strays"
+)
+
+// TestMain fails the run when the tests leave files in this directory
+// (internal/strays).
+func TestMain(m *testing.M) { os.Exit(strays.Run(m)) }
