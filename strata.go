@@ -286,8 +286,9 @@ type Options struct {
 // unknown layout or provider, an invalid agent file, a missing API key): the
 // caller must change its input. The CLI exits with status 2 for it.
 //
-// It is an alias of the runtime's type: errors.As(err, &ce) with a
-// *strata.ConfigError matches every configuration error strata returns.
+// It is struct{ Err error } (Err is the underlying error, which Error and
+// Unwrap return), an alias of the runtime's type: errors.As(err, &ce) with
+// a *strata.ConfigError matches every configuration error strata returns.
 type ConfigError = wsrt.ConfigError
 
 // ErrClosed is returned by methods of a closed Workspace or Session.
