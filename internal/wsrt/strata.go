@@ -111,10 +111,10 @@ type Options struct {
 // ConfigError is strata.ConfigError (documented there).
 type ConfigError struct{ Err error }
 
-// Error implements strata.ConfigError.Error (documented there).
+// Error returns the underlying error's message.
 func (e *ConfigError) Error() string { return e.Err.Error() }
 
-// Unwrap implements strata.ConfigError.Unwrap (documented there).
+// Unwrap returns the underlying error.
 func (e *ConfigError) Unwrap() error { return e.Err }
 
 func configErrorf(format string, args ...any) error {
