@@ -32,23 +32,37 @@ func (t *termApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (ag
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	for {
-		fmt.Fprintf(os.Stderr, "\n? allow %s %s  [y] once  [a] always  [n] no: ", r.Call.Name, compactJSON(r.Call.Input))
+		fmt.Fprint(os.Stderr, approvalQuestion(r))
 		line, err := t.in.ReadString('\n')
 		if err != nil {
 			return agent.RejectOnce, fmt.Errorf("reading the answer: %w", err)
 		}
-		switch strings.ToLower(strings.TrimSpace(line)) {
-		case "y", "yes":
-			return agent.AllowOnce, nil
-		case "a", "always":
-			return agent.AllowAlways, nil
-		case "n", "no":
-			return agent.RejectOnce, nil
+		if d, ok := parseDecision(line); ok {
+			return d, nil
 		}
 		if ctx.Err() != nil {
 			return agent.RejectOnce, ctx.Err()
 		}
 	}
+}
+
+// approvalQuestion is the question asked about r on a terminal.
+func approvalQuestion(r agent.ApprovalRequest) string {
+	return fmt.Sprintf("\n? allow %s %s  [y] once  [a] always  [n] no: ", r.Call.Name, compactJSON(r.Call.Input))
+}
+
+// parseDecision reads an answer to approvalQuestion; ok is false for
+// anything else (the question is asked again).
+func parseDecision(line string) (d agent.Decision, ok bool) {
+	switch strings.ToLower(strings.TrimSpace(line)) {
+	case "y", "yes":
+		return agent.AllowOnce, true
+	case "a", "always":
+		return agent.AllowAlways, true
+	case "n", "no":
+		return agent.RejectOnce, true
+	}
+	return "", false
 }
 
 // noTerminal rejects every call that needs approval (stdin is no

@@ -67,16 +67,16 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 	if interactive && isTerminal(os.Stdout) && f.format == "text" && !plain {
 		return chatScreen(ctx, f)
 	}
-	var forms *chatForms
+	var asker *lineAsker
 	if interactive {
-		forms = &chatForms{reqs: make(chan formReq)}
-		f.lineForms = forms
+		asker = newLineAsker()
+		f.lineAsker = asker
 	}
 	return drive(ctx, f, func(ctx context.Context, s *strata.Session) (*agent.Result, error) {
 		if err := resumePending(ctx, s); err != nil {
 			return nil, err
 		}
-		res, err := plainChat(ctx, s, in, msg, interactive, agent.Mode(f.approve), forms)
+		res, err := plainChat(ctx, s, in, msg, interactive, agent.Mode(f.approve), asker)
 		if res != nil {
 			res.Usage = withKeepAlive(s, res.Usage)
 		}
@@ -93,9 +93,10 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 // lines wait for the running prompt to end. "/steer TEXT" while no prompt
 // runs is queued for the next prompt's first model call.
 //
-// An MCP server's form (forms, nil when not interactive) is asked while the
-// prompt runs: the lines typed then answer it (chatForms).
-func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode, forms *chatForms) (*agent.Result, error) {
+// A tool approval or an MCP server's form (asker, nil when not
+// interactive) is asked while the prompt runs: the lines typed then answer
+// it (lineAsker).
+func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode, asker *lineAsker) (*agent.Result, error) {
 	st := &chatState{mode: mode}
 	total := &st.total
 	lines := make(chan string)
@@ -168,8 +169,8 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 			select {
 			case <-done:
 				running = false
-			case r := <-forms.requests():
-				r.reply <- forms.ask(r, msg, &lines)
+			case q := <-asker.requests():
+				asker.answer(q, msg, &lines)
 			case l, ok := <-lines:
 				switch arg, isSteer := strings.CutPrefix(l, "/steer "); {
 				case !ok:

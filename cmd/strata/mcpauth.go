@@ -4,13 +4,13 @@ import (
 	"bufio"
 	"context"
 	"fmt"
-	"github.com/strata-agent/strata/agentfile"
-	"github.com/strata-agent/strata/trust"
-	"io"
 	"net/url"
 	"os"
 	"strings"
 	"time"
+
+	"github.com/strata-agent/strata/agentfile"
+	"github.com/strata-agent/strata/trust"
 
 	"github.com/spf13/cobra"
 
@@ -181,61 +181,4 @@ func mcpAuth(ctx context.Context, name, agentFile, mcpFile string, trustFlag boo
 	}
 	fmt.Printf("authorized for %s (%s); token stored in %s\n", s.Name, s.Server.URL, o.Store.Path(s.Server.URL))
 	return nil
-}
-
-// chatForms is the mcp.Elicitor of chat's line mode on a terminal: the
-// chat loop reads every line, so a form is handed to it (requests) and
-// asked with the lines typed next (docs/mcp-auth.md, "Elicitation").
-type chatForms struct{ reqs chan formReq }
-
-type formReq struct {
-	ctx   context.Context
-	e     mcp.Elicitation
-	reply chan mcp.ElicitAnswer
-}
-
-// Elicit hands e to the chat loop and waits for its answer.
-func (c *chatForms) Elicit(ctx context.Context, e mcp.Elicitation) (mcp.ElicitAnswer, error) {
-	r := formReq{ctx: ctx, e: e, reply: make(chan mcp.ElicitAnswer, 1)}
-	select {
-	case c.reqs <- r:
-	case <-ctx.Done():
-		return mcp.ElicitAnswer{Action: "cancel"}, ctx.Err()
-	}
-	select {
-	case a := <-r.reply:
-		return a, nil
-	case <-ctx.Done():
-		return mcp.ElicitAnswer{Action: "cancel"}, ctx.Err()
-	}
-}
-
-// requests is the channel forms arrive on; nil (never ready) for a nil c.
-func (c *chatForms) requests() <-chan formReq {
-	if c == nil {
-		return nil
-	}
-	return c.reqs
-}
-
-// ask puts r's form on out and reads the answers from *lines (the chat's
-// line channel; set to nil when input ends, which cancels the form).
-func (c *chatForms) ask(r formReq, out io.Writer, lines *chan string) mcp.ElicitAnswer {
-	next := func(ctx context.Context) (string, error) {
-		if *lines == nil {
-			return "", io.EOF
-		}
-		select {
-		case l, ok := <-*lines:
-			if !ok {
-				*lines = nil
-				return "", io.EOF
-			}
-			return l, nil
-		case <-ctx.Done():
-			return "", ctx.Err()
-		}
-	}
-	a, _ := mcp.LinePrompt{Out: out, Next: next}.Elicit(r.ctx, r.e) // LinePrompt never fails
-	return a
 }

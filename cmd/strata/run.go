@@ -50,9 +50,10 @@ type runFlags struct {
 	// loop's events and answers approvals instead of stdout and the
 	// terminal prompt.
 	screen *screenHooks
-	// lineForms is set by chat's line mode on a terminal: its stdin reader
-	// owns the terminal, so MCP forms are asked through it (chatForms).
-	lineForms *chatForms
+	// lineAsker is set by chat's line mode on a terminal: its stdin reader
+	// owns the terminal, so tool approvals and MCP forms are asked through
+	// it (lineAsker).
+	lineAsker *lineAsker
 }
 
 // screenHooks connect a full-screen UI to drive.
@@ -200,17 +201,20 @@ func driveTarget(ctx context.Context, f runFlags, tg target, body func(context.C
 	out := newPrinter(os.Stdout, f.format)
 	var approver agent.Approver = terminalApprover()
 	so := strata.SessionOptions{OnEvent: out.observe}
-	if f.screen != nil {
+	switch {
+	case f.screen != nil:
 		approver = f.screen.approver
 		so.OnEvent = f.screen.observe
+	case f.lineAsker != nil:
+		approver = f.lineAsker
 	}
 	ws, err := openWorkspace(ctx, f, func(o *strata.Options) {
 		o.Approver = approver
 		switch {
 		case f.screen != nil:
 			o.MCPElicit = f.screen.elicit
-		case f.lineForms != nil:
-			o.MCPElicit = f.lineForms
+		case f.lineAsker != nil:
+			o.MCPElicit = f.lineAsker
 		case isTerminal(os.Stdin):
 			o.MCPElicit = cliElicitor("")
 		}
