@@ -3,6 +3,8 @@ package strata_test
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -202,5 +204,50 @@ func TestSessionCompactFreezesEarlierPrompts(t *testing.T) {
 	defer r.Close()
 	if n, err := r.Compact(ctx); err != nil || n != 2 {
 		t.Errorf("after resume, compact detached %d (%v); want only the last prompt's two messages left to freeze (the chunk kept)", n, err)
+	}
+}
+
+// Two forks of one session keep their own approvals: a person's yes to a
+// call in fork A reaches A's tool even when fork B was made after A (every
+// loop used to bind tool.Env.PersonApproved on the session's one shared
+// Env, so A's tool read B's approvals and refused the approved write; two
+// forks running at once raced on it). The same holds for every loop built
+// on the session's Env: an agent swap's, /clear's.
+func TestForksKeepTheirOwnPersonApprovals(t *testing.T) {
+	dir := t.TempDir()
+	writeFiles(t, dir, map[string]string{".kiro/agents/k.json": `{"name":"k","prompt":"p","tools":["fs_read","fs_write"],"allowedTools":["fs_read","fs_write"]}`})
+	m := newScriptedModel(t, func(body string) replay.Reply {
+		if strings.Contains(body, "tool_result") {
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("written")}}
+		}
+		return replay.Reply{Blocks: []llm.Block{toolUse("w", "fs_write", map[string]any{"command": "create", "path": ".kiro/agents/new.json", "file_text": "{}"})}}
+	})
+	ap := &askLog{answer: agent.AllowOnce}
+	_, s := openScripted(t, strata.Options{Dir: dir, Agent: "k", Mode: agent.ModeAllowlist, Approver: ap}, m)
+	a, err := s.Fork(t.Context(), strata.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	b, err := s.Fork(t.Context(), strata.ForkOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	if _, err := a.Prompt(t.Context(), "write the agent file"); err != nil {
+		t.Fatal(err)
+	}
+	if len(ap.asked) != 1 {
+		t.Fatalf("asked %q; want the write asked about once", ap.asked)
+	}
+	for _, msg := range a.History() {
+		for _, blk := range msg.Content {
+			if blk.Type == llm.BlockToolResult && blk.IsError {
+				t.Errorf("the approved write was refused in fork A: %s", resultText(blk))
+			}
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, ".kiro/agents/new.json")); err != nil {
+		t.Errorf("the approved file was not written: %v", err)
 	}
 }

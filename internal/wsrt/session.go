@@ -263,6 +263,11 @@ func (w *Workspace) loopConfig(prov llm.Provider, env *tool.Env, bus *event.Bus,
 	if err != nil {
 		return agent.Config{}, &ConfigError{Err: err}
 	}
+	// Each loop gets its own copy of env: its allowlist binds
+	// PersonApproved to the loop's approvals, and a fork, a swapped agent's
+	// loop or another session's must neither read nor race on them.
+	own := *env
+	env = &own
 	o := w.opts
 	cfg := agent.Config{
 		Provider: prov, Layout: layout, Env: env, Model: w.prov.Model, Params: o.Params, Context: w.agent.Context,
