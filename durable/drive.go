@@ -44,7 +44,7 @@ type ModelCallInput struct {
 // stream deltas as they arrived (replayed into the engine so the event log
 // matches an in-process run's) and the worker's verdict per tool_use id.
 type ModelCallOutput struct {
-	Response *llm.Response     `json:"response"`
+	Response *llm.Response      `json:"response"`
 	Deltas   []llm.Delta        `json:"deltas,omitempty"`
 	Verdicts map[string]Verdict `json:"verdicts,omitempty"`
 }

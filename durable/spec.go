@@ -224,6 +224,6 @@ type Approval struct {
 // PromptResult is what PromptUpdate returns: the prompt's result and the
 // error it ended with (Error's text, Kind one of agent.StepError's kinds).
 type PromptResult struct {
-	Result *agent.Result     `json:"result,omitempty"`
+	Result *agent.Result    `json:"result,omitempty"`
 	Error  *agent.StepError `json:"error,omitempty"`
 }

@@ -3,8 +3,8 @@ package durable
 import (
 	"context"
 	"crypto/sha256"
-	"encoding/json"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -167,7 +167,9 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 			sum := sha256.Sum256([]byte(seed + "/" + strconv.Itoa(r.ids)))
 			return hex.EncodeToString(sum[:8])
 		},
-		Approver:    agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Decision, error) { return agent.RejectOnce, errNoInlineApproval }),
+		Approver: agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+			return agent.RejectOnce, errNoInlineApproval
+		}),
 		PreApproved: func(call llm.Block) bool { return r.verdicts[call.ID].PreApproved },
 		Denied:      func(call llm.Block) string { return r.verdicts[call.ID].Denied },
 	}
@@ -275,7 +277,7 @@ type specTool struct {
 	traits tool.Traits
 }
 
-func (t specTool) Spec() llm.ToolSpec   { return t.spec }
+func (t specTool) Spec() llm.ToolSpec  { return t.spec }
 func (t specTool) Traits() tool.Traits { return t.traits }
 func (t specTool) Run(context.Context, *tool.Env, json.RawMessage) (tool.Result, error) {
 	return tool.Result{}, fmt.Errorf("durable: tool %s runs as an activity on a worker, not in workflow code", t.spec.Name)
