@@ -99,6 +99,7 @@ type harness struct {
 	results []PromptResult
 	errs    []error
 	steps   []func()
+	keep    bool // do not end the session after the last step
 }
 
 func newHarness(t *testing.T, wo WorkerOptions) *harness {
@@ -135,6 +136,9 @@ func (h *harness) prompt(text string) {
 // next runs the next queued step, or ends the session after the last.
 func (h *harness) next() {
 	if len(h.steps) == 0 {
+		if h.keep {
+			return
+		}
 		h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(EndSignal, nil) }, 0)
 		return
 	}
@@ -143,12 +147,17 @@ func (h *harness) next() {
 	h.env.RegisterDelayedCallback(f, 0)
 }
 
+// start executes the session workflow with in, running the queued steps.
+func (h *harness) start(in SessionInput) {
+	h.next()
+	h.env.ExecuteWorkflow(SessionWorkflowName, in)
+}
+
 // run executes the session workflow for spec and fails the test when it
 // does not end cleanly.
 func (h *harness) run(spec Spec) {
 	h.t.Helper()
-	h.next()
-	h.env.ExecuteWorkflow(SessionWorkflowName, SessionInput{Spec: spec})
+	h.start(SessionInput{Spec: spec})
 	if !h.env.IsWorkflowCompleted() {
 		h.t.Fatal("session workflow did not complete")
 	}
@@ -157,6 +166,27 @@ func (h *harness) run(spec Spec) {
 	}
 	for _, err := range h.errs {
 		h.t.Errorf("update: %v", err)
+	}
+}
+
+// sameRequests fails the test unless the two runs sent the same request
+// bodies, showing where the first difference is.
+func sameRequests(t *testing.T, inProc, durable []string) {
+	t.Helper()
+	if len(inProc) != len(durable) {
+		t.Fatalf("durable run sent %d requests, in-process %d", len(durable), len(inProc))
+	}
+	for i := range inProc {
+		a, b := inProc[i], durable[i]
+		if a == b {
+			continue
+		}
+		j := 0
+		for j < len(a) && j < len(b) && a[j] == b[j] {
+			j++
+		}
+		from := max(j-200, 0)
+		t.Errorf("request %d differs at byte %d:\n in-process: …%s\n durable:    …%s", i, j, a[from:min(j+200, len(a))], b[from:min(j+200, len(b))])
 	}
 }
 

@@ -81,14 +81,7 @@ func TestSessionWorkflowMatchesInProcessPrompt(t *testing.T) {
 	}
 	a, b := inProc.seen(), dur.seen()
 	t.Logf("comparing %d requests", len(a))
-	if len(a) != len(b) {
-		t.Fatalf("durable run sent %d requests, in-process %d", len(b), len(a))
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			t.Errorf("request %d differs:\n in-process: %s\n durable:    %s", i, a[i], b[i])
-		}
-	}
+	sameRequests(t, a, b)
 	if got, _ := os.ReadFile(filepath.Join(dir, "log.txt")); string(got) != string(wantLog) || string(got) != "ran\n" {
 		t.Errorf("log.txt = %q, want %q (execute_bash ran once)", got, wantLog)
 	}
