@@ -134,14 +134,16 @@ func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
 }
 
 // runTool runs a StepRunTool as the tool-call activity, its activity id
-// the tool_use id. Side-effecting tools get one attempt: an attempt lost
-// to a worker crash or a timeout becomes an interrupted is_error
-// tool_result, never a second run. Read-only and idempotent tools are
-// retried.
+// the tool_use id. Side-effecting tools get one attempt: an attempt lost to
+// a worker crash or a timeout becomes an interrupted is_error tool_result,
+// never a second run. Read-only and idempotent tools get ReadOnlyAttempts,
+// each its own activity ("<id>#2", …), a second after the last, so every
+// attempt is in the history (and the SDK's test environment, which does
+// not retry a timed-out attempt, runs them too).
 func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOutput {
 	call := *step.Call
 	tr := r.traits[call.Name]
-	attempts := int32(1)
+	attempts := 1
 	if tr.Retryable() {
 		attempts = ReadOnlyAttempts
 	}
@@ -149,27 +151,38 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 	if r.in.Spec.ToolTimeout > 0 {
 		timeout = r.in.Spec.ToolTimeout
 	}
-	heartbeat := min(ToolHeartbeat, timeout)
-	id := call.ID
-	if n := r.used[call.ID]; n > 0 {
-		id += "#" + strconv.Itoa(n+1)
-	}
-	r.used[call.ID]++
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		ActivityID: id, StartToCloseTimeout: timeout, HeartbeatTimeout: heartbeat, WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumAttempts: attempts},
-	})
-	var out agent.ToolOutput
-	err := workflow.ExecuteActivity(actx, ToolCallActivity, ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID,
-		Turn: step.Turn, Call: call}).Get(ctx, &out)
-	if err == nil {
-		return out
+	in := ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID, Turn: step.Turn, Call: call}
+	var err error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			if werr := workflow.Sleep(ctx, time.Second<<(i-1)); werr != nil {
+				err = werr
+				break
+			}
+		}
+		id := call.ID
+		if n := r.used[call.ID]; n > 0 {
+			id += "#" + strconv.Itoa(n+1)
+		}
+		r.used[call.ID]++
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			ActivityID: id, StartToCloseTimeout: timeout, HeartbeatTimeout: min(ToolHeartbeat, timeout), WaitForCancellation: true,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		var out agent.ToolOutput
+		if err = workflow.ExecuteActivity(actx, ToolCallActivity, in).Get(ctx, &out); err == nil {
+			return out
+		}
+		var ce *temporal.CanceledError
+		if errors.As(err, &ce) || ctx.Err() != nil {
+			break
+		}
 	}
 	var why string
 	var te *temporal.TimeoutError
 	var ce *temporal.CanceledError
 	switch {
-	case errors.As(err, &ce):
+	case errors.As(err, &ce) || ctx.Err() != nil:
 		why = "the session was cancelled while it ran"
 	case errors.As(err, &te):
 		why = fmt.Sprintf("its worker was lost or it ran past its time (%s timeout)", te.TimeoutType())
