@@ -244,8 +244,8 @@ func heartbeat(ctx context.Context, detail func() any) (stop func()) {
 	return func() { close(done) }
 }
 
-// ToolCall runs one tool_use with the workspace's real registry and
-// environment on this worker (the tool sees the tool_use id as
+// ToolCall runs one tool_use with the workspace's real registry,
+// environment and tool_call hooks (kiro preToolUse/postToolUse) on this worker (the tool sees the tool_use id as
 // tool.Env.CallID: its idempotency key), heartbeating every few seconds
 // with its latest progress line; a cancelled workflow cancels the call.
 func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.ToolOutput, error) {
@@ -276,7 +276,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 	defer stop()
 	activity.RecordHeartbeat(ctx, "started")
 	call := in.Call
-	out := eng.RunTool(ctx, agent.Step{Kind: agent.StepRunTool, CorrelationID: in.CorrelationID, Turn: in.Turn, Call: &call})
+	out := runToolHooked(ctx, eng, o.cfg.Hooks, in)
 	if ctx.Err() != nil {
 		return out, temporal.NewCanceledError(fmt.Sprintf("durable: tool %s (%s) was cancelled", call.Name, call.ID))
 	}
