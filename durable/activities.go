@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -175,10 +176,12 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	size := 0
 	stop := heartbeat(ctx, func() any { return nil }) // a model may think for minutes before its first delta
 	defer stop()
-	resp, err := o.cfg.Provider.Stream(ctx, in.Request, func(d llm.Delta) {
+	sctx, span := a.chatSpan(ctx, in, o.cfg.Provider.Name())
+	resp, err := o.cfg.Provider.Stream(sctx, in.Request, func(d llm.Delta) {
 		size += len(d.Text) + len(d.ID) + len(d.Name)
 		out.Deltas = append(out.Deltas, d)
 	})
+	endChat(span, resp, err)
 	if err != nil {
 		return ModelCallOutput{}, providerError(err)
 	}
@@ -276,7 +279,12 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 	defer stop()
 	activity.RecordHeartbeat(ctx, "started")
 	call := in.Call
-	out := runToolHooked(ctx, eng, o.cfg.Hooks, in)
+	sctx, span := a.toolSpan(ctx, in)
+	out := runToolHooked(sctx, eng, o.cfg.Hooks, in)
+	if out.Result.IsError {
+		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
+	}
+	span.End()
 	if ctx.Err() != nil {
 		return out, temporal.NewCanceledError(fmt.Sprintf("durable: tool %s (%s) was cancelled", call.Name, call.ID))
 	}
