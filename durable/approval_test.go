@@ -142,21 +142,7 @@ func (u *testUpdate) Complete(_ any, err error) {
 func TestContinueAsNewKeepsTheState(t *testing.T) {
 	dir := t.TempDir()
 	inProc := script(t, []llm.Block{llm.TextBlock("One.")}, []llm.Block{llm.TextBlock("Two.")})
-	ws, err := strata.Open(t.Context(), options(dir, inProc, session.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"first", "second"} {
-		if _, err := s.Prompt(t.Context(), p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.Close()
+	runInProcess(t, options(dir, inProc, session.NewMemory()), strata.SessionOptions{}, "first", "second")
 
 	dur := script(t, []llm.Block{llm.TextBlock("One.")}, []llm.Block{llm.TextBlock("Two.")})
 	store := session.NewMemory()

@@ -7,8 +7,6 @@ import (
 	"testing"
 	"time"
 
-	"go.temporal.io/sdk/worker"
-
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
@@ -28,13 +26,7 @@ func TestClientEndAndResume(t *testing.T) {
 		[]llm.Block{llm.TextBlock("Read.")}, []llm.Block{llm.TextBlock("Again.")})
 	store := session.NewMemory()
 	queue := "strata-client"
-	w := worker.New(c, queue, worker.Options{})
-	acts := Register(w, WorkerOptions{Options: options(dir, m, store)})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer acts.Close()
-	defer w.Stop()
+	startWorker(t, c, queue, WorkerOptions{Options: options(dir, m, store)})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 
