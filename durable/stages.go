@@ -130,7 +130,7 @@ func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 // slot, attempt count and retries into the state.
 func (r *stagesRun) execute(ctx workflow.Context, stage, group string) (string, error) {
 	r.children++
-	id := fmt.Sprintf("%s/%s/%d", workflow.GetInfo(ctx).WorkflowExecution.ID, stage, r.children)
+	id := fmt.Sprintf("%s/%s/%d", stagesID(r.in.Spec.SessionID), stage, r.children) // from the input: the same on every replay
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true,
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL})
 	var res StageResult
