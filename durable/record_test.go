@@ -104,15 +104,9 @@ func TestRecordHistories(t *testing.T) {
 	}
 
 	// A stage workflow: the parent's history and its first child's.
-	queue += "-stages"
-	startWorker(t, c, queue, WorkerOptions{Options: stageOptions(dir, newStageModel(t), session.NewMemory())})
-	write(t, filepath.Join(dir, "calc.go"), "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n")
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	id, st, err := NewClient(c, queue).RunStages(ctx, Spec{SessionID: "rec-stages"}, "review.yaml", []byte(reviewFlow), nil)
-	if err != nil || st.Outcome != "ok" {
-		t.Fatalf("stages: %+v, %v", st, err)
-	}
+	id := runReviewStages(ctx, t, c, queue+"-stages", dir)
 	parent := histories(ctx, t, c, stagesID(id))
 	var child string
 	for _, e := range parent[0].Events {

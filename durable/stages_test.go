@@ -1,6 +1,7 @@
 package durable
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	"go.temporal.io/sdk/converter"
 	"go.temporal.io/sdk/workflow"
 
@@ -222,4 +224,31 @@ stages:
 	if requests > 2 {
 		t.Errorf("the cancelled sibling made %d model calls after its group failed", requests)
 	}
+}
+
+// runReviewStages runs reviewFlow through Client.RunStages on a worker of
+// queue (workspace dir) and checks it ended ok; it returns the session id.
+func runReviewStages(ctx context.Context, t *testing.T, c client.Client, queue, dir string) string {
+	t.Helper()
+	write(t, filepath.Join(dir, "calc.go"), "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n")
+	store := session.NewMemory()
+	startWorker(t, c, queue, WorkerOptions{Options: stageOptions(dir, newStageModel(t), store)})
+	id, st, err := NewClient(c, queue).RunStages(ctx, Spec{SessionID: "rec-stages"}, "review.yaml", []byte(reviewFlow), nil)
+	if err != nil || st.Outcome != sm.OK || string(st.Slots["merge"].Completion) != `{"result":"1. Add subtracts"}` {
+		t.Fatalf("stages: %+v, %v", st, err)
+	}
+	if stored, err := sm.LoadState(ctx, store, id); err != nil || stored.Outcome != sm.OK {
+		t.Fatalf("the stored state: %+v, %v", stored, err)
+	}
+	return id
+}
+
+// TestRunStagesOnAServer runs reviewFlow through Client.RunStages on a
+// real Temporal server: child workflows, concurrent siblings and the
+// stored state, end to end.
+func TestRunStagesOnAServer(t *testing.T) {
+	c := dial(t, serverAddress(t))
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	runReviewStages(ctx, t, c, "strata-stages-test", t.TempDir())
 }
