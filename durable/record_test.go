@@ -106,7 +106,7 @@ func TestRecordHistories(t *testing.T) {
 	// A stage workflow: the parent's history and its first child's.
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	id := runReviewStages(ctx, t, c, queue+"-stages", dir)
+	id := runReviewStages(ctx, t, c, queue+"-stages", dir, "rec-stages")
 	parent := histories(ctx, t, c, stagesID(id))
 	var child string
 	for _, e := range parent[0].Events {

@@ -227,13 +227,14 @@ stages:
 }
 
 // runReviewStages runs reviewFlow through Client.RunStages on a worker of
-// queue (workspace dir) and checks it ended ok; it returns the session id.
-func runReviewStages(ctx context.Context, t *testing.T, c client.Client, queue, dir string) string {
+// queue (workspace dir) in session id and checks it ended ok; it returns
+// the session id.
+func runReviewStages(ctx context.Context, t *testing.T, c client.Client, queue, dir, id string) string {
 	t.Helper()
 	write(t, filepath.Join(dir, "calc.go"), "package calc\n\n// Add adds.\nfunc Add(a, b int) int { return a - b }\n")
 	store := session.NewMemory()
 	startWorker(t, c, queue, WorkerOptions{Options: stageOptions(dir, newStageModel(t), store)})
-	id, st, err := NewClient(c, queue).RunStages(ctx, Spec{SessionID: "rec-stages"}, "review.yaml", []byte(reviewFlow), nil)
+	id, st, err := NewClient(c, queue).RunStages(ctx, Spec{SessionID: id}, "review.yaml", []byte(reviewFlow), nil)
 	if err != nil || st.Outcome != sm.OK || string(st.Slots["merge"].Completion) != `{"result":"1. Add subtracts"}` {
 		t.Fatalf("stages: %+v, %v", st, err)
 	}
@@ -250,5 +251,6 @@ func TestRunStagesOnAServer(t *testing.T) {
 	c := dial(t, serverAddress(t))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
-	runReviewStages(ctx, t, c, "strata-stages-test", t.TempDir())
+	id := newSessionID() // a new id and queue: the server may be shared
+	runReviewStages(ctx, t, c, "strata-stages-"+id, t.TempDir(), id)
 }
