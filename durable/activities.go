@@ -290,7 +290,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 	return out, nil
 }
 
-// Record writes a prompt's events to the worker's session store through a
+// Record writes whole turns' events to the worker's session store through a
 // session.Recorder, skipping the turns the store already holds (by loop
 // id and turn index), so a retried record stores each turn once.
 func (a *Activities) Record(ctx context.Context, in RecordInput) error {
