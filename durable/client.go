@@ -124,8 +124,9 @@ func (c *Client) Approve(ctx context.Context, sessionID, id string, d agent.Deci
 }
 
 // Events returns the session's events from index after on (0 = from the
-// first), numbered across continue-as-new runs; events of runs before the
-// current one are not kept (the session store has their turns).
+// first), numbered across continue-as-new runs, at most MaxEventsPerQuery
+// at a time (ask again from after+len); events of runs before the current
+// one are not kept (the session store has their turns).
 func (c *Client) Events(ctx context.Context, sessionID string, after int) ([]event.Event, error) {
 	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", EventsQuery, after)
 	if err != nil {

@@ -237,7 +237,7 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 		if i > len(r.events) {
 			return nil, nil
 		}
-		return r.events[i:], nil
+		return r.events[i:min(len(r.events), i+MaxEventsPerQuery)], nil
 	})
 	if err != nil {
 		return err
