@@ -72,7 +72,7 @@ type runner struct {
 
 	stMu   sync.Mutex // guards st
 	st     *State
-	evMu   sync.Mutex // serialises events
+	evMu   sync.Mutex  // serialises events
 	forkMu *sync.Mutex // one Session.Fork of the session at a time
 }
 
