@@ -35,7 +35,9 @@ type weatherIn struct {
 
 func weather() tool.Tool {
 	return tool.Typed("get_weather", "The weather at a location.", tool.Traits{Effect: tool.ReadOnly},
-		func(_ context.Context, _ tool.Call, in weatherIn) (string, error) { return "sunny in " + in.Location, nil })
+		func(_ context.Context, _ tool.Call, in weatherIn) (string, error) {
+			return "sunny in " + in.Location, nil
+		})
 }
 
 // TestRecordedStreamThroughTheWorkflow replays a real Anthropic stream
