@@ -111,15 +111,16 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 		o.ws, o.cfg = ws, cfg
 	})
 	if o.err != nil {
-		// A configuration error will not go away by retrying.
-		var ce *strata.ConfigError
+		a.mu.Lock()
+		if a.ws[spec.key()] == o {
+			delete(a.ws, spec.key()) // the next activity opens it again (the files may have been fixed)
+		}
+		a.mu.Unlock()
 		msg := fmt.Sprintf("durable: open workspace %q for session %s: %v", spec.Dir, spec.SessionID, o.err)
-		if errors.As(o.err, &ce) {
+		var ce *strata.ConfigError
+		if errors.As(o.err, &ce) { // a configuration error will not go away by retrying the same activity
 			return nil, temporal.NewNonRetryableApplicationError(msg, "config", o.err)
 		}
-		a.mu.Lock()
-		delete(a.ws, spec.key()) // a transient failure: the next attempt opens again
-		a.mu.Unlock()
 		return nil, errors.New(msg)
 	}
 	return o, nil
