@@ -69,6 +69,11 @@ type RecordInput struct {
 // engine's steps, each model call and tool call an activity, each approval
 // awaited, then records the prompt's events on a worker.
 func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, error) {
+	return r.promptWith(ctx, PromptInput{Text: text})
+}
+
+// promptWith is PromptWithUpdate's handler: prompt with attachments.
+func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 	r.running = true
 	defer func() { r.running = false }()
 	r.prompts++
@@ -79,7 +84,7 @@ func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, er
 		return PromptResult{}, r.broken
 	}
 	bg := context.Background() // the engine's context: no hooks run in workflow code
-	step := r.eng.Start(bg, r.st, text, nil)
+	step := r.eng.Start(bg, r.st, in.Text, in.Attachments)
 	var recErr error // the first record that failed: the prompt goes on, and reports it
 	for step.Kind != agent.StepDone {
 		switch step.Kind {

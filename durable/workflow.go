@@ -199,16 +199,22 @@ var errNoInlineApproval = errors.New("durable: approvals arrive as the approve u
 // handlers registers the run's updates and queries.
 func (r *sessionRun) handlers(ctx workflow.Context) error {
 	id := r.in.Spec.SessionID
+	idle := func() error {
+		switch {
+		case r.ended:
+			return fmt.Errorf("durable: session %s has ended: start it again to prompt it", id)
+		case r.running:
+			return fmt.Errorf("durable: session %s: %w", id, agent.ErrBusy)
+		}
+		return nil
+	}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, PromptUpdate, r.prompt, workflow.UpdateHandlerOptions{
-		Validator: func(ctx workflow.Context, text string) error {
-			switch {
-			case r.ended:
-				return fmt.Errorf("durable: session %s has ended: start it again to prompt it", id)
-			case r.running:
-				return fmt.Errorf("durable: session %s: %w", id, agent.ErrBusy)
-			}
-			return nil
-		}})
+		Validator: func(ctx workflow.Context, text string) error { return idle() }})
+	if err != nil {
+		return err
+	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, PromptWithUpdate, r.promptWith, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, in PromptInput) error { return idle() }})
 	if err != nil {
 		return err
 	}
