@@ -102,7 +102,7 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 			o.err = err
 			return
 		}
-		cfg, err := ws.LoopConfig(opts.Mode, nil)
+		cfg, err := ws.LoopConfig(opts.Mode, workerApprover{}, nil)
 		if err != nil {
 			ws.Close()
 			o.err = err
@@ -190,7 +190,7 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	}
 	out.Response = resp
 	for _, c := range resp.Message.ToolUses() {
-		v := Verdict{Allowed: o.cfg.AllowedTool == nil || o.cfg.AllowedTool(c.Name)}
+		v := Verdict{Allowed: o.cfg.AllowedTool == nil || o.cfg.AllowedTool(c.Name), Person: o.ws.PersonOnly(c)}
 		if o.cfg.Denied != nil {
 			v.Denied = o.cfg.Denied(c)
 		}
@@ -220,6 +220,17 @@ func providerError(err error) error {
 		return temporal.NewApplicationError(err.Error(), fmt.Sprintf("http_%d", api.StatusCode), err)
 	}
 	return temporal.NewApplicationError(err.Error(), "provider", err)
+}
+
+// workerApprover stands for the person on a worker: the workspace's
+// permission checks then know approvals are asked (kiro's person-only
+// calls are asked about, not refused). The workflow asks, through its
+// approve update; nothing on a worker calls it.
+type workerApprover struct{}
+
+// Approve refuses: approvals are answered in the session workflow.
+func (workerApprover) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+	return agent.RejectOnce, errors.New("durable: approvals are answered through the session workflow's approve update, not on a worker")
 }
 
 // heartbeat heartbeats the running activity four times per heartbeat
@@ -257,6 +268,9 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 		return agent.ToolOutput{}, err
 	}
 	cfg := o.cfg
+	env := *cfg.Env // a person's approval of this call, given in the workflow, reaches the tool here
+	env.PersonApproved = func(id string) bool { return in.PersonApproved && id == in.Call.ID }
+	cfg.Env = &env
 	var mu sync.Mutex
 	progress := ""
 	cfg.Bus = event.NewBus()

@@ -225,6 +225,9 @@ type Verdict struct {
 	Allowed     bool   `json:"allowed"`
 	Denied      string `json:"denied,omitempty"`
 	PreApproved bool   `json:"pre_approved,omitempty"`
+	// Person says the call needs a person's approval of its own
+	// (Workspace.PersonOnly): an "allow always" never covers it.
+	Person bool `json:"person,omitempty"`
 }
 
 // PromptInput is a prompt with attachments (PromptWithUpdate): image
