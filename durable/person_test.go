@@ -81,3 +81,73 @@ func TestPersonOnlyCallsAskEveryTime(t *testing.T) {
 		t.Errorf("the approved reads outside the workspace did not both run: %s", b[len(b)-1])
 	}
 }
+
+// modeScript runs a command in each of two prompts.
+func modeScript(t *testing.T) *model {
+	return script(t,
+		[]llm.Block{use("toolu_s1", "execute_bash", `{"command":"echo one"}`)}, []llm.Block{llm.TextBlock("One.")},
+		[]llm.Block{use("toolu_s2", "execute_bash", `{"command":"echo two"}`)}, []llm.Block{llm.TextBlock("Two.")},
+	)
+}
+
+// TestSetModeAppliesToTheNextPrompt: a session in mode all switched to ask
+// between two prompts (the mode update, Session.SetMode in process) asks
+// about the second prompt's command only; the requests equal an
+// in-process run's.
+func TestSetModeAppliesToTheNextPrompt(t *testing.T) {
+	dir := t.TempDir()
+	inProc := modeScript(t)
+	ws, err := strata.Open(t.Context(), options(dir, inProc, session.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	var asked atomic.Int32
+	s, err := ws.NewSession(t.Context(), strata.SessionOptions{Approver: agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+		asked.Add(1)
+		return agent.AllowOnce, nil
+	})})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Prompt(t.Context(), "First."); err != nil {
+		t.Fatal(err)
+	}
+	s.SetMode(agent.ModeAsk)
+	if _, err := s.Prompt(t.Context(), "Second."); err != nil {
+		t.Fatal(err)
+	}
+
+	dur := modeScript(t)
+	h := newHarness(t, WorkerOptions{Options: options(dir, dur, session.NewMemory())})
+	var answered []string
+	var poll func()
+	poll = func() {
+		v, err := h.env.QueryWorkflow(PendingQuery)
+		if err != nil {
+			return
+		}
+		var p *agent.ApprovalRequest
+		if err := v.Get(&p); err == nil && p != nil {
+			answered = append(answered, p.Call.ID)
+			h.env.UpdateWorkflow(ApproveUpdate, p.Call.ID, &testUpdate{t: t, want: true}, Approval{ID: p.Call.ID, Decision: agent.AllowOnce})
+		}
+		if !h.env.IsWorkflowCompleted() {
+			h.env.RegisterDelayedCallback(poll, time.Minute)
+		}
+	}
+	h.env.RegisterDelayedCallback(poll, time.Minute)
+	h.prompt("First.")
+	h.then(func() {
+		h.env.UpdateWorkflow(ModeUpdate, "bad", &testUpdate{t: t}, agent.Mode("sometimes"))
+		h.env.UpdateWorkflow(ModeUpdate, "ask", &testUpdate{t: t, want: true}, agent.ModeAsk)
+		h.next()
+	})
+	h.prompt("Second.")
+	h.run(Spec{SessionID: "s-mode", Mode: agent.ModeAll})
+	if asked.Load() != 1 || strings.Join(answered, ",") != "toolu_s2" {
+		t.Errorf("asked in process %d times, durable about %v; want once, about the second prompt's command", asked.Load(), answered)
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
+}

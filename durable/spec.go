@@ -39,6 +39,9 @@ const (
 	// PromptWithUpdate is PromptUpdate with attachments (argument:
 	// PromptInput).
 	PromptWithUpdate = "prompt_with"
+	// ModeUpdate sets the approval mode of the session's next prompts
+	// (argument: agent.Mode), as Session.SetMode does.
+	ModeUpdate = "mode"
 	// ApproveUpdate answers the pending approval (argument: Approval).
 	ApproveUpdate = "approve"
 	// SteerSignal queues a steering message (argument: the text).
