@@ -171,7 +171,7 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 	cfg := agent.Config{
 		Provider: stubProvider{name: bp.Provider, api: bp.API}, Layout: layout, Tools: tool.NewRegistry(tools...),
 		Model: bp.Model, Params: bp.Params, Context: bp.Context, MaxTurns: bp.MaxTurns, MaxSessionTokens: bp.MaxSessionTokens,
-		Mode: bp.Mode, ContextWindow: bp.ContextWindow, Bus: bus,
+		Mode: bp.Mode, ContextWindow: bp.ContextWindow, Bus: bus, Compaction: bp.Compaction.policy(),
 		Now: func() time.Time { return workflow.Now(ctx) },
 		NewID: func() string {
 			r.ids++
