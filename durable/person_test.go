@@ -97,20 +97,12 @@ func modeScript(t *testing.T) *model {
 func TestSetModeAppliesToTheNextPrompt(t *testing.T) {
 	dir := t.TempDir()
 	inProc := modeScript(t)
-	ws, err := strata.Open(t.Context(), options(dir, inProc, session.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
 	var asked atomic.Int32
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{Approver: agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
-		asked.Add(1)
-		return agent.AllowOnce, nil
-	})})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := openSession(t, options(dir, inProc, session.NewMemory()), strata.SessionOptions{Approver: agent.ApproverFunc(
+		func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+			asked.Add(1)
+			return agent.AllowOnce, nil
+		})})
 	if _, err := s.Prompt(t.Context(), "First."); err != nil {
 		t.Fatal(err)
 	}
