@@ -170,6 +170,29 @@ func newHarness(t *testing.T, wo WorkerOptions) *harness {
 	return h
 }
 
+// answerApprovals answers every pending approval with d, looking once a
+// minute of workflow time, and returns the names of the tools asked about.
+func (h *harness) answerApprovals(d agent.Decision) *[]string {
+	var asked []string
+	var poll func()
+	poll = func() {
+		v, err := h.env.QueryWorkflow(PendingQuery)
+		if err != nil {
+			return // the workflow has ended
+		}
+		var p *agent.ApprovalRequest
+		if err := v.Get(&p); err == nil && p != nil {
+			asked = append(asked, p.Call.Name)
+			h.env.UpdateWorkflow(ApproveUpdate, p.Call.ID, &testUpdate{t: h.t, want: true}, Approval{ID: p.Call.ID, Decision: d})
+		}
+		if !h.env.IsWorkflowCompleted() {
+			h.env.RegisterDelayedCallback(poll, time.Minute)
+		}
+	}
+	h.env.RegisterDelayedCallback(poll, time.Minute)
+	return &asked
+}
+
 // then queues a step to run once the previous prompt completed.
 func (h *harness) then(f func()) { h.steps = append(h.steps, f) }
 
