@@ -1,8 +1,6 @@
 package strata
 
 import (
-	"slices"
-
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
@@ -18,20 +16,7 @@ import (
 // tool registry. It fails as NewSession does (an unknown layout, a closed
 // workspace).
 func (w *Workspace) LoopConfig(mode agent.Mode, approver agent.Approver, bus *event.Bus) (agent.Config, error) {
-	w.mu.Lock()
-	closed := w.closed
-	w.mu.Unlock()
-	if closed {
-		return agent.Config{}, ErrClosed
-	}
-	prov, err := w.prov.client()
-	if err != nil {
-		return agent.Config{}, err
-	}
-	if mode == "" {
-		mode = w.opts.Mode
-	}
-	return w.loopConfig(prov, w.env(w.dir), bus, mode, approver, nil)
+	return w.rt.LoopConfig(mode, approver, bus)
 }
 
 // PersonOnly reports whether call needs a person's approval of its own in
@@ -40,16 +25,10 @@ func (w *Workspace) LoopConfig(mode agent.Mode, approver agent.Approver, bus *ev
 // always" answer never covers it, and the tool runs only when its
 // tool.Env.PersonApproved says a person approved that call. For drivers
 // that answer approvals away from the workspace (package durable).
-func (w *Workspace) PersonOnly(call llm.Block) bool {
-	return w.permissions(w.env(w.dir), w.opts.Mode, nil).verdict(call).Person
-}
+func (w *Workspace) PersonOnly(call llm.Block) bool { return w.rt.PersonOnly(call) }
 
 // LoopState returns a copy of the session's loop state between prompts
 // (history, loop ids, turn counter, usage, the layout's state): what a
 // driver continuing the conversation elsewhere starts from. Call it while
 // no prompt runs.
-func (s *Session) LoopState() agent.State {
-	st := s.agent.Checkpoint()
-	st.History, st.HistoryDigest = slices.Clone(s.agent.History()), ""
-	return st
-}
+func (s *Session) LoopState() agent.State { return s.rt.LoopState() }

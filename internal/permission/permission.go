@@ -78,13 +78,13 @@ func (p *Allowlist) Apply(cfg *agent.Config) {
 	}
 }
 
-// verdict decides call c: Options.Tools marked PreApproved, the agent's allowedTools (or,
+// Verdict decides call c: Options.Tools marked PreApproved, the agent's allowedTools (or,
 // for the default agent, the read-only built-ins), kiro's never-asking
 // built-ins and trusted sub-agents allow; execute_bash goes through
 // tool.CommandPermission, the file tools through tool.PathPermission; a
 // tool a person allowed always is allowed unless the verdict needs a
 // person.
-func (p *Allowlist) verdict(c llm.Block) tool.Verdict {
+func (p *Allowlist) Verdict(c llm.Block) tool.Verdict {
 	cfg := p.src.Agent()
 	if extra, pre := p.src.Extra(c.Name); extra {
 		// The program's own tools (Options.Tools) are asked about like a
@@ -136,12 +136,12 @@ func (p *Allowlist) remembered(c llm.Block, v tool.Verdict) tool.Verdict {
 }
 
 // preApproved is Config.PreApproved: the verdict allows c.
-func (p *Allowlist) preApproved(c llm.Block) bool { return p.verdict(c).Permission == tool.Allow }
+func (p *Allowlist) preApproved(c llm.Block) bool { return p.Verdict(c).Permission == tool.Allow }
 
 // denied is Config.Denied: the verdict denies c, or c needs a person and
 // nobody is asked (mode all, or no approver).
 func (p *Allowlist) denied(c llm.Block) string {
-	v := p.verdict(c)
+	v := p.Verdict(c)
 	switch {
 	case v.Permission == tool.Deny:
 		return v.Reason
@@ -157,7 +157,7 @@ func (p *Allowlist) denied(c llm.Block) string {
 // the loop only ever hears "once". A tool allowed always is answered
 // without asking (mode ask).
 func (p *Allowlist) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
-	v := p.verdict(req.Call)
+	v := p.Verdict(req.Call)
 	p.mu.Lock()
 	always := p.always[req.Call.Name] && !v.Person
 	p.mu.Unlock()
