@@ -1,0 +1,141 @@
+package main
+
+import (
+	"bufio"
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/strata-agent/strata/agent"
+)
+
+// remoteChatHelp is /help's text in 'strata chat --temporal'.
+const remoteChatHelp = `commands (chat --temporal):
+  /help               this list
+  /steer TEXT         queue TEXT for the running prompt's next model call
+  /exit               end the chat and the session workflow (the session stays stored on the workers)
+A tool approval is answered by the next line: y (once), a (always), n (no), N (never).`
+
+// remoteChat is 'strata chat --temporal' in line mode: each line of in is a
+// prompt sent to the session workflow as an update, its events printed as
+// they arrive; a tool approval the workflow waits for is asked on msg and
+// answered by the next line; "/steer TEXT" (or, on a terminal, any line
+// typed while a prompt runs) steers the running prompt. End of input or
+// /exit ends the session workflow.
+func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, msg io.Writer) error {
+	rs, closeClient, err := startRemote(ctx, f, t)
+	if err != nil {
+		return err
+	}
+	defer closeClient()
+	interactive := isTerminal(in)
+	lines := make(chan string)
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(nil, 1<<20)
+		for {
+			text, ok := readPrompt(sc)
+			if !ok {
+				return
+			}
+			select {
+			case lines <- text:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	rs.approver = lineApprover{lines: lines, msg: msg}
+	if interactive {
+		rs.steer = lines
+	}
+	var total agent.Result
+	var chatErr error
+	for chatErr == nil {
+		if interactive {
+			fmt.Fprint(msg, "› ")
+		}
+		text, ok := <-lines
+		if !ok || text == "/exit" {
+			break
+		}
+		switch arg, isSteer := strings.CutPrefix(text, "/steer "); {
+		case text == "":
+			continue
+		case text == "/help":
+			fmt.Fprintln(msg, remoteChatHelp)
+			continue
+		case isSteer:
+			if err := rs.dc.Steer(ctx, rs.id, strings.TrimSpace(arg)); err != nil {
+				fmt.Fprintf(msg, "strata: steering: %v\n", err)
+			} else {
+				fmt.Fprintln(msg, "steering: queued for the next model call")
+			}
+			continue
+		case strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//"):
+			fmt.Fprintf(msg, "unknown command %s in chat --temporal (/help lists them)\n", text)
+			continue
+		}
+		res, err := rs.prompt(ctx, text)
+		if res != nil {
+			total.Turns += res.Turns
+			total.Usage = total.Usage.Add(res.Usage)
+			total.Message, total.StopReason = res.Message, res.StopReason
+		}
+		switch {
+		case ctx.Err() != nil:
+			chatErr = ctx.Err()
+		case err != nil:
+			fmt.Fprintf(msg, "\nstrata: %v\n", err)
+		}
+		rs.out.finish()
+		fmt.Fprintln(os.Stdout)
+	}
+	if err := rs.dc.End(context.WithoutCancel(ctx), rs.id); err != nil && chatErr == nil {
+		chatErr = fmt.Errorf("ending the session workflow: %w", err)
+	}
+	if f.format == "text" {
+		fmt.Fprintf(os.Stderr, "[temporal · %d model call(s) · tokens: input %d, output %d · session %s]\n",
+			total.Turns, total.Usage.Input, total.Usage.Output, rs.id)
+	}
+	return chatErr
+}
+
+// lineApprover answers a remote session's approvals from the chat's input
+// lines: the question goes to msg, the next line is the answer (y once, a
+// always, n no, N never). End of input rejects.
+type lineApprover struct {
+	lines <-chan string
+	msg   io.Writer
+}
+
+// Approve asks for r and reads the answer.
+func (l lineApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
+	for {
+		fmt.Fprintf(l.msg, "\n? allow %s %s  [y] once  [a] always  [n] no  [N] never: ", r.Call.Name, compactJSON(r.Call.Input))
+		var line string
+		var ok bool
+		select {
+		case line, ok = <-l.lines:
+		case <-ctx.Done():
+			return agent.RejectOnce, ctx.Err()
+		}
+		if !ok {
+			return agent.RejectOnce, fmt.Errorf("tool %s needs approval but the input ended", r.Call.Name)
+		}
+		switch strings.TrimSpace(line) {
+		case "y", "Y", "yes":
+			return agent.AllowOnce, nil
+		case "a", "A", "always":
+			return agent.AllowAlways, nil
+		case "n", "no":
+			return agent.RejectOnce, nil
+		case "N", "never":
+			return agent.RejectAlways, nil
+		}
+		fmt.Fprintf(l.msg, "answer y, a, n or N\n")
+	}
+}
