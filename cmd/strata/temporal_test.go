@@ -328,3 +328,28 @@ func (r *temporalRig) workerLogs() string {
 	}
 	return sb.String()
 }
+
+// TestTemporalFiftySessionsTwoWorkers: 50 concurrent sessions on two worker
+// processes all end with their own answer, each of their side-effecting
+// tool calls wrote its line exactly once, in both the Temporal run and the
+// in-process run 'strata bench temporal' compares it with.
+func TestTemporalFiftySessionsTwoWorkers(t *testing.T) {
+	addr := temporaltest.Address(t)
+	b := temporalBench{temporal: temporalFlags{addr: addr, taskQueue: defaultTaskQueue, namespace: temporaltest.Namespace},
+		sessions: 50, workers: 2, tools: 2, binary: binary, format: "table"}
+	var progress lockedBuffer
+	rep, err := runTemporalBench(context.Background(), b, &progress)
+	if err != nil {
+		t.Fatalf("%v\n%s", err, progress.String())
+	}
+	for name, f := range map[string]benchFigures{"temporal": rep.Temporal, "in-process": rep.InProcess} {
+		if f.Sessions != 50 || f.ModelCalls != 50*3 || f.ToolCalls != 100 {
+			t.Errorf("%s run: %+v; want 50 sessions, 150 model calls, 100 tool calls", name, f)
+		}
+	}
+	var table strings.Builder
+	if err := writeTemporalBench(&table, b, rep); err != nil {
+		t.Fatal(err)
+	}
+	t.Logf("\n%s", table.String())
+}
