@@ -1,0 +1,307 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/session"
+)
+
+// WorkerOptions configure how a worker opens the workspaces sessions name.
+type WorkerOptions struct {
+	// Options is the template of every workspace the worker opens: a
+	// Spec's non-zero fields replace Dir, Agent, ProviderName, Model,
+	// Layout, Mode, MaxTurns and MaxSessionTokens. Set Store (the session
+	// store the Record activity writes: nil = one in-memory store per
+	// workspace, lost with the worker), Trust (who may run the commands a
+	// workspace's files name) and the provider's key or Provider here.
+	Options strata.Options
+}
+
+// Activities are the session workflow's activities on one worker, with the
+// workspaces they opened (one per distinct Spec workspace, kept until
+// Close). Their methods are safe for concurrent use.
+type Activities struct {
+	opts WorkerOptions
+	mu   sync.Mutex
+	ws   map[string]*opened
+}
+
+// opened is a workspace a worker opened for a spec, and the loop
+// configuration its activities share (provider, tools, environment,
+// permission checks; no bus, no approver).
+type opened struct {
+	once sync.Once
+	ws   *strata.Workspace
+	cfg  agent.Config
+	err  error
+}
+
+// Register registers the session workflow and its activities on w and
+// returns the activities, whose Close closes the workspaces they opened
+// (call it after the worker stopped).
+func Register(w worker.Registry, o WorkerOptions) *Activities {
+	a := &Activities{opts: o, ws: map[string]*opened{}}
+	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: SessionWorkflowName})
+	w.RegisterActivityWithOptions(a.Prepare, activity.RegisterOptions{Name: PrepareActivity})
+	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelCallActivity})
+	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolCallActivity})
+	w.RegisterActivityWithOptions(a.Record, activity.RegisterOptions{Name: RecordActivity})
+	return a
+}
+
+// Close closes every workspace the activities opened.
+func (a *Activities) Close() error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	var errs []error
+	for k, o := range a.ws {
+		if o.ws != nil {
+			errs = append(errs, o.ws.Close())
+		}
+		delete(a.ws, k)
+	}
+	return errors.Join(errs...)
+}
+
+// workspace returns the workspace of spec, opening it on first use.
+func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) {
+	a.mu.Lock()
+	o := a.ws[spec.key()]
+	if o == nil {
+		o = &opened{}
+		a.ws[spec.key()] = o
+	}
+	a.mu.Unlock()
+	o.once.Do(func() {
+		opts := spec.options(a.opts.Options)
+		ws, err := strata.Open(context.WithoutCancel(ctx), opts)
+		if err != nil {
+			o.err = err
+			return
+		}
+		cfg, err := ws.LoopConfig(opts.Mode, nil)
+		if err != nil {
+			ws.Close()
+			o.err = err
+			return
+		}
+		o.ws, o.cfg = ws, cfg
+	})
+	if o.err != nil {
+		// A configuration error will not go away by retrying.
+		var ce *strata.ConfigError
+		msg := fmt.Sprintf("durable: open workspace %q for session %s: %v", spec.Dir, spec.SessionID, o.err)
+		if errors.As(o.err, &ce) {
+			return nil, temporal.NewNonRetryableApplicationError(msg, "config", o.err)
+		}
+		a.mu.Lock()
+		delete(a.ws, spec.key()) // a transient failure: the next attempt opens again
+		a.mu.Unlock()
+		return nil, errors.New(msg)
+	}
+	return o, nil
+}
+
+// Prepare opens the spec's workspace, creates the stored session when it
+// does not exist (or resumes it), and returns the Blueprint the workflow
+// builds its engine from. A session whose last turn has tool calls a
+// crash cut off fails (finish it with `strata sessions resume` first).
+func (a *Activities) Prepare(ctx context.Context, spec Spec) (Blueprint, error) {
+	if spec.SessionID == "" {
+		return Blueprint{}, temporal.NewNonRetryableApplicationError("durable: Spec.SessionID is empty: Client.Start sets it", "config", nil)
+	}
+	o, err := a.workspace(ctx, spec)
+	if err != nil {
+		return Blueprint{}, err
+	}
+	store := o.ws.Store()
+	if _, err := store.LoadSession(ctx, spec.SessionID); errors.Is(err, session.ErrNotFound) {
+		meta := session.SessionMeta{ID: spec.SessionID, Title: spec.Title, Cwd: o.ws.Dir(), AgentFile: spec.Agent,
+			Provider: o.ws.ProviderName(), Model: o.ws.Model(), Layout: o.ws.Layout()}
+		if _, err := store.CreateSession(ctx, meta); err != nil {
+			return Blueprint{}, fmt.Errorf("durable: create stored session %s: %w", spec.SessionID, err)
+		}
+	} else if err != nil {
+		return Blueprint{}, fmt.Errorf("durable: load stored session %s: %w", spec.SessionID, err)
+	}
+	s, err := o.ws.ResumeSession(ctx, spec.SessionID, strata.SessionOptions{Mode: spec.Mode})
+	if err != nil {
+		return Blueprint{}, fmt.Errorf("durable: open stored session %s: %w", spec.SessionID, err)
+	}
+	st, pending := s.LoopState(), s.Pending()
+	if err := s.Close(); err != nil {
+		return Blueprint{}, fmt.Errorf("durable: close stored session %s: %w", spec.SessionID, err)
+	}
+	if len(pending) > 0 {
+		return Blueprint{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"durable: stored session %s has %d tool calls a crash cut off (first: %s %s): finish them with `strata sessions resume %s` before running it on Temporal",
+			spec.SessionID, len(pending), pending[0].Name, pending[0].ID, spec.SessionID), "pending", nil)
+	}
+	return blueprint(spec.SessionID, o.cfg, st), nil
+}
+
+// maxDeltaBytes bounds the deltas a model-call result carries back (the
+// event log's MessageUpdate events); a larger response returns none.
+const maxDeltaBytes = 1 << 20
+
+// ModelCall streams the request from the worker's provider and returns the
+// response, its deltas and the worker's authority verdict per tool_use.
+// Provider errors are classified for Temporal's retry: 408/409/429/5xx
+// (Anthropic 529 included) and network errors retry, after the provider's
+// Retry-After capped at MaxRetryDelay when it sent one; other 4xx and a
+// cancelled call do not.
+func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCallOutput, error) {
+	if in.Request == nil {
+		return ModelCallOutput{}, temporal.NewNonRetryableApplicationError("durable: model call without a request", "input", nil)
+	}
+	o, err := a.workspace(ctx, in.Spec)
+	if err != nil {
+		return ModelCallOutput{}, err
+	}
+	var out ModelCallOutput
+	size := 0
+	resp, err := o.cfg.Provider.Stream(ctx, in.Request, func(d llm.Delta) {
+		size += len(d.Text) + len(d.ID) + len(d.Name)
+		out.Deltas = append(out.Deltas, d)
+		activity.RecordHeartbeat(ctx)
+	})
+	if err != nil {
+		return ModelCallOutput{}, providerError(err)
+	}
+	if size > maxDeltaBytes {
+		out.Deltas = nil
+	}
+	out.Response = resp
+	for _, c := range resp.Message.ToolUses() {
+		v := Verdict{Allowed: o.cfg.AllowedTool == nil || o.cfg.AllowedTool(c.Name)}
+		if o.cfg.Denied != nil {
+			v.Denied = o.cfg.Denied(c)
+		}
+		if o.cfg.PreApproved != nil {
+			v.PreApproved = o.cfg.PreApproved(c)
+		}
+		if out.Verdicts == nil {
+			out.Verdicts = map[string]Verdict{}
+		}
+		out.Verdicts[c.ID] = v
+	}
+	return out, nil
+}
+
+// providerError classifies a provider's error for Temporal's retry policy.
+func providerError(err error) error {
+	var api *llm.APIError
+	switch {
+	case errors.Is(err, context.Canceled):
+		return temporal.NewNonRetryableApplicationError(err.Error(), "cancelled", err)
+	case errors.As(err, &api) && api.StatusCode != 0 && !api.Retryable():
+		return temporal.NewNonRetryableApplicationError(err.Error(), fmt.Sprintf("http_%d", api.StatusCode), err)
+	case errors.As(err, &api) && api.RetryAfter > 0:
+		return temporal.NewApplicationErrorWithOptions(err.Error(), fmt.Sprintf("http_%d", api.StatusCode),
+			temporal.ApplicationErrorOptions{Cause: err, NextRetryDelay: min(api.RetryAfter, MaxRetryDelay)})
+	case errors.As(err, &api):
+		return temporal.NewApplicationError(err.Error(), fmt.Sprintf("http_%d", api.StatusCode), err)
+	}
+	return temporal.NewApplicationError(err.Error(), "provider", err)
+}
+
+// heartbeatEvery is how often a running tool call heartbeats.
+const heartbeatEvery = 5 * time.Second
+
+// ToolCall runs one tool_use with the workspace's real registry and
+// environment on this worker (the tool sees the tool_use id as
+// tool.Env.CallID: its idempotency key), heartbeating every few seconds
+// with its latest progress line; a cancelled workflow cancels the call.
+func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.ToolOutput, error) {
+	o, err := a.workspace(ctx, in.Spec)
+	if err != nil {
+		return agent.ToolOutput{}, err
+	}
+	cfg := o.cfg
+	var mu sync.Mutex
+	progress := ""
+	cfg.Bus = event.NewBus()
+	cfg.Bus.SubscribeSync(func(e event.Event) {
+		if e.Kind == event.ToolExecutionUpdate {
+			mu.Lock()
+			progress = e.Text
+			mu.Unlock()
+		}
+	})
+	eng, err := agent.NewEngine(cfg, nil)
+	if err != nil {
+		return agent.ToolOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: tool %s: build the engine: %v", in.Call.Name, err), "config", err)
+	}
+	done := make(chan struct{})
+	defer close(done)
+	go func() {
+		t := time.NewTicker(heartbeatEvery)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-t.C:
+				mu.Lock()
+				p := progress
+				mu.Unlock()
+				activity.RecordHeartbeat(ctx, p)
+			}
+		}
+	}()
+	activity.RecordHeartbeat(ctx, "started")
+	call := in.Call
+	out := eng.RunTool(ctx, agent.Step{Kind: agent.StepRunTool, CorrelationID: in.CorrelationID, Turn: in.Turn, Call: &call})
+	if ctx.Err() != nil {
+		return out, temporal.NewCanceledError(fmt.Sprintf("durable: tool %s (%s) was cancelled", call.Name, call.ID))
+	}
+	return out, nil
+}
+
+// Record writes a prompt's events to the worker's session store through a
+// session.Recorder, skipping the turns the store already holds (by loop
+// id and turn index), so a retried record stores each turn once.
+func (a *Activities) Record(ctx context.Context, in RecordInput) error {
+	o, err := a.workspace(ctx, in.Spec)
+	if err != nil {
+		return err
+	}
+	store := o.ws.Store()
+	rec := session.NewRecorder(store, in.Spec.SessionID)
+	next := map[string]int{}
+	for _, e := range in.Events {
+		if e.Turn != nil {
+			n, ok := next[e.Turn.LoopID]
+			if !ok {
+				n, err = store.NextTurnIndex(ctx, e.Turn.LoopID)
+				if errors.Is(err, session.ErrNotFound) {
+					n, err = 0, nil
+				}
+				if err != nil {
+					return fmt.Errorf("durable: session %s: read loop %s: %w", in.Spec.SessionID, e.Turn.LoopID, err)
+				}
+				next[e.Turn.LoopID] = n
+			}
+			if e.Turn.Index < n {
+				continue
+			}
+		}
+		if err := rec.Observe(ctx, e); err != nil {
+			return fmt.Errorf("durable: session %s: record event %d (%s): %w", in.Spec.SessionID, e.Seq, e.Kind, err)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,131 @@
+package durable
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	"go.temporal.io/sdk/client"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+)
+
+// Client submits sessions and their prompts to the workers of a task queue.
+// Its methods are safe for concurrent use; every error names the session.
+type Client struct {
+	c     client.Client
+	queue string
+}
+
+// NewClient returns a Client starting session workflows on taskQueue
+// through c (which the caller keeps and closes).
+func NewClient(c client.Client, taskQueue string) *Client { return &Client{c: c, queue: taskQueue} }
+
+// WorkflowID returns the workflow id of session sessionID.
+func WorkflowID(sessionID string) string { return WorkflowIDPrefix + sessionID }
+
+// Start starts the workflow of spec's session and returns the session id:
+// spec.SessionID, or a new random 16-hex-digit id when empty. A session
+// whose workflow runs already is joined (nothing new starts); a stored
+// session whose workflow ended is resumed from the workers' store.
+func (c *Client) Start(ctx context.Context, spec Spec) (string, error) {
+	if spec.SessionID == "" {
+		var b [8]byte
+		if _, err := rand.Read(b[:]); err != nil {
+			return "", fmt.Errorf("durable: pick a session id: %w", err)
+		}
+		spec.SessionID = hex.EncodeToString(b[:])
+	}
+	opts := client.StartWorkflowOptions{ID: WorkflowID(spec.SessionID), TaskQueue: c.queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+	if _, err := c.c.ExecuteWorkflow(ctx, opts, SessionWorkflowName, SessionInput{Spec: spec}); err != nil {
+		return "", fmt.Errorf("durable: start session %s on task queue %s: %w", spec.SessionID, c.queue, err)
+	}
+	return spec.SessionID, nil
+}
+
+// Prompt runs one prompt in the session and waits for its end: the
+// agent.Result, and the error it ended with (errors.Is works for
+// agent.ErrMaxTurns, ErrTokenLimit, ErrDenied, ErrAborted after the trip
+// through JSON). A prompt refused because another runs wraps agent.ErrBusy
+// in its text.
+func (c *Client) Prompt(ctx context.Context, sessionID, text string) (*agent.Result, error) {
+	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: WorkflowID(sessionID), UpdateName: PromptUpdate,
+		Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err != nil {
+		return nil, fmt.Errorf("durable: session %s: prompt: %w", sessionID, err)
+	}
+	var res PromptResult
+	if err := h.Get(ctx, &res); err != nil {
+		return nil, fmt.Errorf("durable: session %s: prompt: %w", sessionID, err)
+	}
+	if res.Error != nil {
+		return res.Result, res.Error
+	}
+	return res.Result, nil
+}
+
+// Steer queues a steering message: added before the next model call of
+// the running prompt, or of the next prompt when none runs.
+func (c *Client) Steer(ctx context.Context, sessionID, text string) error {
+	if err := c.c.SignalWorkflow(ctx, WorkflowID(sessionID), "", SteerSignal, text); err != nil {
+		return fmt.Errorf("durable: session %s: steer: %w", sessionID, err)
+	}
+	return nil
+}
+
+// Pending returns the approval the session's running prompt waits for (nil
+// when none).
+func (c *Client) Pending(ctx context.Context, sessionID string) (*agent.ApprovalRequest, error) {
+	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", PendingQuery)
+	if err != nil {
+		return nil, fmt.Errorf("durable: session %s: pending approval: %w", sessionID, err)
+	}
+	var p *agent.ApprovalRequest
+	if err := v.Get(&p); err != nil {
+		return nil, fmt.Errorf("durable: session %s: decode the pending approval: %w", sessionID, err)
+	}
+	return p, nil
+}
+
+// Approve answers the pending approval: id is its tool_use id
+// (ApprovalRequest.Call.ID) or its correlation id. It fails when no
+// approval is pending or id names another call.
+func (c *Client) Approve(ctx context.Context, sessionID, id string, d agent.Decision) error {
+	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: WorkflowID(sessionID), UpdateName: ApproveUpdate,
+		Args: []any{Approval{ID: id, Decision: d}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("durable: session %s: approve %s: %w", sessionID, id, err)
+	}
+	return nil
+}
+
+// Events returns the session's events from index after on (0 = from the
+// first), numbered across continue-as-new runs; events of runs before the
+// current one are not kept (the session store has their turns).
+func (c *Client) Events(ctx context.Context, sessionID string, after int) ([]event.Event, error) {
+	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", EventsQuery, after)
+	if err != nil {
+		return nil, fmt.Errorf("durable: session %s: events: %w", sessionID, err)
+	}
+	var evs []event.Event
+	if err := v.Get(&evs); err != nil {
+		return nil, fmt.Errorf("durable: session %s: decode events: %w", sessionID, err)
+	}
+	return evs, nil
+}
+
+// End ends the session's workflow once no prompt runs (a pending approval
+// is rejected). The stored session stays; Start resumes it.
+func (c *Client) End(ctx context.Context, sessionID string) error {
+	if err := c.c.SignalWorkflow(ctx, WorkflowID(sessionID), "", EndSignal, nil); err != nil {
+		return fmt.Errorf("durable: session %s: end: %w", sessionID, err)
+	}
+	return nil
+}

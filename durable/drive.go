@@ -1,0 +1,262 @@
+package durable
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strconv"
+	"time"
+
+	"go.temporal.io/sdk/temporal"
+	"go.temporal.io/sdk/workflow"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+)
+
+// Timeouts and retry bounds of the activities (docs/durable.md, "delivery
+// guarantees").
+const (
+	// ModelCallTimeout bounds one model-call attempt; ModelCallAttempts is
+	// how many attempts a retryable provider error gets.
+	ModelCallTimeout  = 10 * time.Minute
+	ModelCallAttempts = 5
+	// ToolTimeout bounds one tool-call attempt unless Spec.ToolTimeout
+	// says otherwise; ToolHeartbeat is the heartbeat timeout: a worker that
+	// stops heartbeating that long is taken as lost.
+	ToolTimeout   = time.Hour
+	ToolHeartbeat = 20 * time.Second
+	// ReadOnlyAttempts is how many attempts a read-only or idempotent tool
+	// call gets; side-effecting calls get exactly one.
+	ReadOnlyAttempts = 3
+	// MaxRetryDelay caps a provider's Retry-After (llm.DefaultMaxRetryDelay).
+	MaxRetryDelay = llm.DefaultMaxRetryDelay
+)
+
+// ModelCallInput is the model-call activity's input.
+type ModelCallInput struct {
+	Spec    Spec         `json:"spec"`
+	Request *llm.Request `json:"request"`
+}
+
+// ModelCallOutput is the model-call activity's result: the response, the
+// stream deltas as they arrived (replayed into the engine so the event log
+// matches an in-process run's) and the worker's verdict per tool_use id.
+type ModelCallOutput struct {
+	Response *llm.Response      `json:"response"`
+	Deltas   []llm.Delta        `json:"deltas,omitempty"`
+	Verdicts map[string]Verdict `json:"verdicts,omitempty"`
+}
+
+// ToolCallInput is the tool-call activity's input: one tool_use block and
+// the turn it belongs to.
+type ToolCallInput struct {
+	Spec          Spec         `json:"spec"`
+	CorrelationID string       `json:"correlation_id"`
+	Turn          event.TurnID `json:"turn"`
+	Call          llm.Block    `json:"call"`
+}
+
+// RecordInput is the record activity's input: a prompt's events.
+type RecordInput struct {
+	Spec   Spec          `json:"spec"`
+	Events []event.Event `json:"events"`
+}
+
+// prompt is PromptUpdate's handler: it drives one prompt through the
+// engine's steps, each model call and tool call an activity, each approval
+// awaited, then records the prompt's events on a worker.
+func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, error) {
+	r.running = true
+	defer func() { r.running = false }()
+	r.prompts++
+	if err := workflow.Await(ctx, func() bool { return r.eng != nil || r.broken != nil }); err != nil {
+		return PromptResult{}, err
+	}
+	if r.broken != nil {
+		return PromptResult{}, r.broken
+	}
+	bg := context.Background() // the engine's context: no hooks run in workflow code
+	step := r.eng.Start(bg, r.st, text, nil)
+	for step.Kind != agent.StepDone {
+		switch step.Kind {
+		case agent.StepSend:
+			step = r.send(ctx, step)
+		case agent.StepApprove:
+			r.pending, r.answer = step.Approval, nil
+			if err := workflow.Await(ctx, func() bool { return r.answer != nil }); err != nil {
+				r.answer = &Approval{Decision: agent.RejectOnce}
+				step = r.eng.Approved(bg, r.st, agent.RejectOnce, fmt.Errorf("the session workflow was cancelled: %w", err))
+			} else {
+				step = r.eng.Approved(bg, r.st, r.answer.Decision, nil)
+			}
+			r.pending, r.answer = nil, nil
+		case agent.StepRunTool:
+			step = r.eng.ToolDone(bg, r.st, r.runTool(ctx, step))
+		}
+	}
+	res := PromptResult{Result: step.Result, Error: stepError(step.Err)}
+	if err := r.record(ctx); err != nil && res.Error == nil {
+		res.Error = &agent.StepError{Text: err.Error()}
+	}
+	return res, nil
+}
+
+// send runs a StepSend as the model-call activity: retried per provider
+// error class (the activity marks which errors retry and after how long).
+func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+		StartToCloseTimeout: ModelCallTimeout, HeartbeatTimeout: 2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: MaxRetryDelay,
+			MaximumAttempts: ModelCallAttempts},
+	})
+	var out ModelCallOutput
+	bg := context.Background()
+	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request}).Get(ctx, &out)
+	if err != nil {
+		return r.eng.Responded(bg, r.st, nil, activityCause(err))
+	}
+	for id, v := range out.Verdicts {
+		r.verdicts[id] = v
+	}
+	for _, c := range out.Response.Message.ToolUses() {
+		if v, ok := out.Verdicts[c.ID]; ok {
+			r.allowed[c.Name] = v.Allowed
+		}
+	}
+	for _, d := range out.Deltas {
+		if r.eng.Delta(bg, r.st, d) != nil {
+			break
+		}
+	}
+	return r.eng.Responded(bg, r.st, out.Response, nil)
+}
+
+// runTool runs a StepRunTool as the tool-call activity, its activity id
+// the tool_use id. Side-effecting tools get one attempt: an attempt lost to
+// a worker crash or a timeout becomes an interrupted is_error tool_result,
+// never a second run. Read-only and idempotent tools get ReadOnlyAttempts,
+// each its own activity ("<id>#2", …), a second after the last, so every
+// attempt is in the history (and the SDK's test environment, which does
+// not retry a timed-out attempt, runs them too).
+func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOutput {
+	call := *step.Call
+	tr := r.traits[call.Name]
+	attempts := 1
+	if tr.Retryable() {
+		attempts = ReadOnlyAttempts
+	}
+	timeout := ToolTimeout
+	if r.in.Spec.ToolTimeout > 0 {
+		timeout = r.in.Spec.ToolTimeout
+	}
+	in := ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID, Turn: step.Turn, Call: call}
+	var err error
+	for i := 0; i < attempts; i++ {
+		if i > 0 {
+			if werr := workflow.Sleep(ctx, time.Second<<(i-1)); werr != nil {
+				err = werr
+				break
+			}
+		}
+		id := call.ID
+		if n := r.used[call.ID]; n > 0 {
+			id += "#" + strconv.Itoa(n+1)
+		}
+		r.used[call.ID]++
+		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
+			ActivityID: id, StartToCloseTimeout: timeout, HeartbeatTimeout: min(ToolHeartbeat, timeout), WaitForCancellation: true,
+			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
+		})
+		var out agent.ToolOutput
+		if err = workflow.ExecuteActivity(actx, ToolCallActivity, in).Get(ctx, &out); err == nil {
+			return out
+		}
+		var ce *temporal.CanceledError
+		if errors.As(err, &ce) || ctx.Err() != nil {
+			break
+		}
+	}
+	var why string
+	var te *temporal.TimeoutError
+	var ce *temporal.CanceledError
+	switch {
+	case errors.As(err, &ce) || ctx.Err() != nil:
+		why = "the session was cancelled while it ran"
+	case errors.As(err, &te):
+		why = fmt.Sprintf("its worker was lost or it ran past its time (%s timeout)", te.TimeoutType())
+	default:
+		why = activityCause(err).Error()
+	}
+	text := fmt.Sprintf("tool call interrupted: %s; it may have partly run, its output is lost", why)
+	if !tr.Retryable() {
+		text += ", and it was not run again (a side-effecting tool runs at most once)"
+	} else {
+		text += fmt.Sprintf(" (%d attempts)", attempts)
+	}
+	return agent.ToolOutput{Result: llm.ToolResultBlock(call.ID, text, true)}
+}
+
+// record writes the events since the last record to the worker's session
+// store (the record activity is idempotent by loop id and turn index).
+// It runs even when the workflow is being cancelled.
+func (r *sessionRun) record(ctx workflow.Context) error {
+	if r.recorded == len(r.events) {
+		return nil
+	}
+	if ctx.Err() != nil {
+		ctx, _ = workflow.NewDisconnectedContext(ctx)
+	}
+	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
+		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 10}})
+	evs := r.events[r.recorded:]
+	if err := workflow.ExecuteActivity(actx, RecordActivity, RecordInput{Spec: r.in.Spec, Events: evs}).Get(ctx, nil); err != nil {
+		return fmt.Errorf("durable: session %s: the prompt ran but its turns could not be stored on a worker: %w", r.bp.SessionID, activityCause(err))
+	}
+	r.recorded = len(r.events)
+	return nil
+}
+
+// activityCause returns the error an activity failed with, without
+// Temporal's wrapping ("activity error (type …)"), as the engine reports
+// it to events and results.
+func activityCause(err error) error {
+	var ae *temporal.ApplicationError
+	if errors.As(err, &ae) {
+		return errors.New(ae.Error())
+	}
+	if c := errors.Unwrap(err); c != nil {
+		return c
+	}
+	return err
+}
+
+// stepKinds maps the errors a prompt may end with to agent.StepError
+// kinds, so errors.Is still answers after JSON.
+var stepKinds = []struct {
+	kind string
+	err  error
+}{
+	{"denied", agent.ErrDenied}, {"max_turns", agent.ErrMaxTurns}, {"token_limit", agent.ErrTokenLimit},
+	{"aborted", agent.ErrAborted}, {"canceled", context.Canceled}, {"deadline", context.DeadlineExceeded},
+}
+
+// stepError is err as PromptResult carries it (nil for nil).
+func stepError(err error) *agent.StepError {
+	if err == nil {
+		return nil
+	}
+	var se *agent.StepError
+	if errors.As(err, &se) && se.Kind != "" {
+		return &agent.StepError{Text: err.Error(), Kind: se.Kind}
+	}
+	out := &agent.StepError{Text: err.Error()}
+	for _, k := range stepKinds {
+		if errors.Is(err, k.err) {
+			out.Kind = k.kind
+			break
+		}
+	}
+	return out
+}

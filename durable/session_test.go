@@ -1,0 +1,102 @@
+package durable
+
+import (
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/session"
+)
+
+// multiTool is a session of two prompts whose first makes three rounds of
+// tool calls (read, run a command, write a file) before answering.
+func multiTool(t *testing.T) *model {
+	return script(t,
+		[]llm.Block{llm.TextBlock("Reading first."), use("toolu_01", "fs_read", `{"operations":[{"mode":"Line","path":"notes.txt"}]}`)},
+		[]llm.Block{use("toolu_02", "execute_bash", `{"command":"echo ran >> log.txt && cat log.txt","summary":"log"}`),
+			use("toolu_03", "fs_read", `{"operations":[{"mode":"Line","path":"log.txt"}]}`)},
+		[]llm.Block{use("toolu_04", "fs_write", `{"command":"create","path":"out.txt","file_text":"written\n"}`)},
+		[]llm.Block{llm.TextBlock("All done.")},
+		[]llm.Block{llm.TextBlock("Second answer.")},
+	)
+}
+
+// TestSessionWorkflowMatchesInProcessPrompt runs the same two-prompt,
+// multi-tool session in process (Session.Prompt) and as a session workflow
+// with the real activities: the requests sent on the wire, the results,
+// the files the tools wrote and the stored history are the same.
+func TestSessionWorkflowMatchesInProcessPrompt(t *testing.T) {
+	dir := t.TempDir()
+	reset := func() {
+		os.Remove(filepath.Join(dir, "log.txt"))
+		os.Remove(filepath.Join(dir, "out.txt"))
+		write(t, filepath.Join(dir, "notes.txt"), "the notes\n")
+	}
+	prompts := []string{"Read notes.txt, log a line, write out.txt.", "And now?"}
+
+	reset()
+	inProc := multiTool(t)
+	ws, err := strata.Open(t.Context(), options(dir, inProc, session.NewMemory()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var want []string
+	for _, p := range prompts {
+		res, err := s.Prompt(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want = append(want, res.Message.Text())
+	}
+	wantHistory := s.History()
+	wantLog, _ := os.ReadFile(filepath.Join(dir, "log.txt"))
+	s.Close()
+
+	reset()
+	dur := multiTool(t)
+	store := session.NewMemory()
+	h := newHarness(t, WorkerOptions{Options: options(dir, dur, store)})
+	for _, p := range prompts {
+		h.prompt(p)
+	}
+	h.run(Spec{SessionID: "s1"})
+
+	if len(h.results) != len(prompts) {
+		t.Fatalf("got %d prompt results, want %d", len(h.results), len(prompts))
+	}
+	for i, r := range h.results {
+		if r.Error != nil {
+			t.Fatalf("prompt %d: %v", i, r.Error)
+		}
+		if got := r.Result.Message.Text(); got != want[i] {
+			t.Errorf("prompt %d: answer %q, want %q", i, got, want[i])
+		}
+	}
+	a, b := inProc.seen(), dur.seen()
+	t.Logf("comparing %d requests", len(a))
+	sameRequests(t, a, b)
+	if got, _ := os.ReadFile(filepath.Join(dir, "log.txt")); string(got) != string(wantLog) || string(got) != "ran\n" {
+		t.Errorf("log.txt = %q, want %q (execute_bash ran once)", got, wantLog)
+	}
+	if got, _ := os.ReadFile(filepath.Join(dir, "out.txt")); string(got) != "written\n" {
+		t.Errorf("out.txt = %q, want the fs_write content", got)
+	}
+	loop, err := store.LatestLoop(t.Context(), "s1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	hist, err := store.History(t.Context(), loop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !sameJSON(t, hist, wantHistory) {
+		t.Errorf("stored history differs from the in-process session's")
+	}
+}

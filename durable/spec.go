@@ -1,0 +1,229 @@
+// Package durable runs strata sessions as Temporal workflows
+// (go.temporal.io/sdk): the step engine's state lives in the workflow, each
+// model call and each tool call is an activity on a worker, prompts and
+// approvals arrive as updates, steering as a signal, and long sessions
+// continue-as-new with their state (docs/durable.md).
+//
+// A worker registers the workflow and activities with Register; a program
+// submits sessions and prompts through a Client. The workflow code drives
+// agent.Engine, the same step machine every in-process driver uses, so a
+// durable session sends the same requests as Session.Prompt.
+package durable
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/prompt"
+	"github.com/strata-agent/strata/tool"
+)
+
+// Names of the workflow, its activities, updates, signals and queries as
+// registered on a worker (Register) and used by Client.
+const (
+	// SessionWorkflowName is the session workflow's type name.
+	SessionWorkflowName = "strata.Session"
+	// Activity type names.
+	PrepareActivity   = "strata.Prepare"
+	ModelCallActivity = "strata.ModelCall"
+	ToolCallActivity  = "strata.ToolCall"
+	RecordActivity    = "strata.Record"
+	// PromptUpdate runs one prompt (argument: the prompt text) and returns
+	// its PromptResult when the loop is done.
+	PromptUpdate = "prompt"
+	// ApproveUpdate answers the pending approval (argument: Approval).
+	ApproveUpdate = "approve"
+	// SteerSignal queues a steering message (argument: the text).
+	SteerSignal = "steer"
+	// EndSignal ends the session workflow once no prompt runs (no
+	// argument); a pending approval is rejected.
+	EndSignal = "end"
+	// EventsQuery returns the events after an index (argument: int).
+	EventsQuery = "events"
+	// PendingQuery returns the pending approval (*agent.ApprovalRequest,
+	// nil when none).
+	PendingQuery = "pending"
+	// WorkflowIDPrefix prefixes a session's workflow id: the workflow of
+	// session S is "strata-session-S".
+	WorkflowIDPrefix = "strata-session-"
+)
+
+// Spec is what a session workflow needs to open the same workspace on any
+// worker: plain JSON, never a secret (API keys come from the worker's
+// environment or its WorkerOptions). The zero value of each field takes
+// the worker's WorkerOptions.Options value.
+type Spec struct {
+	// SessionID is the stored session's id ("" = Client.Start picks one).
+	SessionID string `json:"session_id,omitempty"`
+	// Dir is the workspace directory on the workers.
+	Dir string `json:"dir,omitempty"`
+	// Agent is a kiro agent name or file (strata.Options.Agent).
+	Agent string `json:"agent,omitempty"`
+	// Provider and Model choose the provider by name and the model id.
+	Provider string `json:"provider,omitempty"`
+	Model    string `json:"model,omitempty"`
+	// Layout is the request layout's registered name.
+	Layout string `json:"layout,omitempty"`
+	// Mode is the approval mode (ask, allowlist, all).
+	Mode agent.Mode `json:"mode,omitempty"`
+	// MaxTurns is the continuation limit per prompt, in rounds; 0 = the
+	// workspace's.
+	MaxTurns int `json:"max_turns,omitempty"`
+	// MaxSessionTokens caps the conversation's tokens (0 = the
+	// workspace's).
+	MaxSessionTokens int64 `json:"max_session_tokens,omitempty"`
+	// Title names a new stored session.
+	Title string `json:"title,omitempty"`
+	// PromptsPerRun is how many prompts one workflow run serves before it
+	// continues as new with its state (0 = DefaultPromptsPerRun); it also
+	// continues as new when Temporal suggests it (history size).
+	PromptsPerRun int `json:"prompts_per_run,omitempty"`
+	// ToolTimeout bounds one attempt of a tool call (0 = ToolTimeout).
+	ToolTimeout time.Duration `json:"tool_timeout,omitempty"`
+}
+
+// DefaultPromptsPerRun is Spec.PromptsPerRun's default.
+const DefaultPromptsPerRun = 20
+
+// key is the spec's workspace identity: the fields that decide which
+// workspace a worker opens (the session id and title do not).
+func (s Spec) key() string {
+	k := s
+	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout = "", "", 0, 0
+	b, _ := json.Marshal(k)
+	return string(b)
+}
+
+// options returns the strata.Options for s on top of the worker's template.
+func (s Spec) options(t strata.Options) strata.Options {
+	o := t
+	if s.Dir != "" {
+		o.Dir = s.Dir
+	}
+	if s.Agent != "" {
+		o.Agent = s.Agent
+	}
+	if s.Provider != "" {
+		o.ProviderName = s.Provider
+	}
+	if s.Model != "" {
+		o.Model = s.Model
+	}
+	if s.Layout != "" {
+		o.Layout = s.Layout
+	}
+	if s.Mode != "" {
+		o.Mode = s.Mode
+	}
+	if s.MaxTurns != 0 {
+		o.MaxTurns = s.MaxTurns
+	}
+	if s.MaxSessionTokens != 0 {
+		o.MaxSessionTokens = s.MaxSessionTokens
+	}
+	return o
+}
+
+// Blueprint is the serialisable part of a session's agent.Config, as the
+// Prepare activity reads it on a worker: what the workflow needs to build
+// an agent.Engine that composes the same requests. Everything that does
+// I/O stays on the workers (docs/durable.md, "what runs where").
+type Blueprint struct {
+	SessionID string `json:"session_id"`
+	// Provider and API are the worker provider's name and wire API (events
+	// and prompt.Context.API).
+	Provider string  `json:"provider"`
+	API      llm.API `json:"api"`
+	Model    string  `json:"model"`
+	Params   llm.Params
+	// Context is the template of every turn's prompt.Context.
+	Context prompt.Context `json:"context"`
+	// Layout is the layout's registered name (prompt.Lookup).
+	Layout string `json:"layout"`
+	// Tools are the registered tools' specs and traits, sorted by name;
+	// AllowedAll says the agent allows every tool (else Allowed says).
+	Tools      []ToolBlueprint `json:"tools"`
+	AllowedAll bool            `json:"allowed_all"`
+	// MaxTurns, MaxSessionTokens, Mode and ContextWindow are the Config's.
+	MaxTurns         int        `json:"max_turns"`
+	MaxSessionTokens int64      `json:"max_session_tokens"`
+	Mode             agent.Mode `json:"mode"`
+	ContextWindow    int        `json:"context_window"`
+	// State is the session's loop state when the workflow started (a new
+	// session's is empty; a resumed one's carries its history).
+	State agent.State `json:"state"`
+	// NotCarried names the parts of the worker's Config the workflow
+	// cannot run (hooks, Gather, compaction's summariser, before/after
+	// turn callbacks): announced as a Progress event when the session
+	// starts.
+	NotCarried []string `json:"not_carried,omitempty"`
+}
+
+// ToolBlueprint is one tool as the workflow knows it: its spec, its traits
+// (the retry policy of its calls) and whether the agent allows it.
+type ToolBlueprint struct {
+	Spec    llm.ToolSpec `json:"spec"`
+	Traits  tool.Traits  `json:"traits"`
+	Allowed bool         `json:"allowed"`
+}
+
+// blueprint reads the serialisable parts of cfg.
+func blueprint(id string, cfg agent.Config, st agent.State) Blueprint {
+	pc := cfg.Context
+	pc.Counter = nil
+	b := Blueprint{SessionID: id, Provider: cfg.Provider.Name(), API: cfg.Provider.API(), Model: cfg.Model, Params: cfg.Params,
+		Context: pc, Layout: cfg.Layout.Name(), AllowedAll: cfg.AllowedTool == nil, MaxTurns: cfg.MaxTurns,
+		MaxSessionTokens: cfg.MaxSessionTokens, Mode: cfg.Mode, ContextWindow: cfg.ContextWindow, State: st}
+	for _, sp := range cfg.Tools.Specs() {
+		b.Tools = append(b.Tools, ToolBlueprint{Spec: sp, Traits: cfg.Tools.Traits(sp.Name),
+			Allowed: cfg.AllowedTool == nil || cfg.AllowedTool(sp.Name)})
+	}
+	var nc []string
+	if n := len(cfg.Hooks); n > 0 {
+		var names []string
+		for _, h := range cfg.Hooks {
+			names = append(names, h.Name)
+		}
+		nc = append(nc, fmt.Sprintf("%d loop hooks (%s)", n, strings.Join(names, ", ")))
+	}
+	if cfg.Gather != nil {
+		nc = append(nc, "the repository context (Gather: file tree, symbol map, reminder)")
+	}
+	if cfg.Compaction != nil {
+		nc = append(nc, "compaction")
+	}
+	if cfg.BeforeTurn != nil || cfg.AfterTurn != nil {
+		nc = append(nc, "the before_turn/after_turn callbacks")
+	}
+	b.NotCarried = nc
+	return b
+}
+
+// Verdict is the worker's authority decision for one tool_use of a
+// response (the Config's AllowedTool, Denied and PreApproved, which may
+// read files): the workflow's Config looks them up.
+type Verdict struct {
+	Allowed     bool   `json:"allowed"`
+	Denied      string `json:"denied,omitempty"`
+	PreApproved bool   `json:"pre_approved,omitempty"`
+}
+
+// Approval answers the pending approval (ApproveUpdate).
+type Approval struct {
+	// ID is the pending call's tool_use id (ApprovalRequest.Call.ID) or
+	// the prompt's correlation id.
+	ID       string         `json:"id"`
+	Decision agent.Decision `json:"decision"`
+}
+
+// PromptResult is what PromptUpdate returns: the prompt's result and the
+// error it ended with (Error's text, Kind one of agent.StepError's kinds).
+type PromptResult struct {
+	Result *agent.Result    `json:"result,omitempty"`
+	Error  *agent.StepError `json:"error,omitempty"`
+}
