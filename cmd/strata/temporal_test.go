@@ -159,7 +159,6 @@ func TestTemporalWorkerCrashContinuesSession(t *testing.T) {
 	for _, req := range r.model.Received() {
 		for _, b := range toolResults(t, req.Body) {
 			if b.ID == "toolu_2" {
-				b := b
 				interrupted = &b
 			}
 		}
@@ -352,4 +351,67 @@ func TestTemporalFiftySessionsTwoWorkers(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Logf("\n%s", table.String())
+}
+
+// TestTemporalChatApprovals: 'strata chat --temporal --approve ask' in line
+// mode sends each line as a prompt to the session workflow, prints the
+// events as they arrive, and answers the approvals the workflow waits for
+// with the next line: "y" lets the first prompt's execute_bash run, "n"
+// refuses the second's, which never runs and reaches the model refused.
+func TestTemporalChatApprovals(t *testing.T) {
+	r := newTemporalRig(t, func(body string, n int) replay.Reply {
+		switch {
+		case strings.Contains(body, "second prompt") && n == 1:
+			in, _ := json.Marshal(map[string]string{"command": "echo refused >> log.txt"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_second", "execute_bash", in)}}
+		case strings.Contains(body, "second prompt"):
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("second answer")}}
+		case n == 0:
+			in, _ := json.Marshal(map[string]string{"command": "echo approved >> log.txt"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_first", "execute_bash", in)}}
+		}
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("first answer")}}
+	})
+	r.startWorkers(t, 1)
+	cl := r.client("chat", "--approve", "ask")
+	cl.Stdin = strings.NewReader("first prompt\ny\nsecond prompt\nn\n")
+	var stdout, stderr lockedBuffer
+	cl.Stdout, cl.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cl.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chat: %v\nstderr: %s\nworkers: %s", err, stderr.String(), r.workerLogs())
+		}
+	case <-time.After(2 * time.Minute):
+		cl.Process.Kill()
+		t.Fatalf("chat still running after 2 minutes\nstdout: %s\nstderr: %s\nworkers: %s", stdout.String(), stderr.String(), r.workerLogs())
+	}
+	out := stdout.String()
+	for _, want := range []string{"⏺ execute_bash", "first answer", "second answer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Count(stderr.String(), "? allow execute_bash"); got != 2 {
+		t.Errorf("asked %d approvals on stderr, want 2:\n%s", got, stderr.String())
+	}
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "approved" {
+		t.Errorf("log.txt = %q, want only the approved call's line", lines)
+	}
+	var refused *llm.Block
+	for _, req := range r.model.Received() {
+		for _, b := range toolResults(t, req.Body) {
+			if b.ID == "toolu_second" {
+				refused = &b
+			}
+		}
+	}
+	if refused == nil || !refused.IsError {
+		t.Errorf("the refused call did not reach the model as an is_error result: %+v", refused)
+	}
 }
