@@ -173,10 +173,11 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	}
 	var out ModelCallOutput
 	size := 0
+	stop := heartbeat(ctx, func() any { return nil }) // a model may think for minutes before its first delta
+	defer stop()
 	resp, err := o.cfg.Provider.Stream(ctx, in.Request, func(d llm.Delta) {
 		size += len(d.Text) + len(d.ID) + len(d.Name)
 		out.Deltas = append(out.Deltas, d)
-		activity.RecordHeartbeat(ctx)
 	})
 	if err != nil {
 		return ModelCallOutput{}, providerError(err)
@@ -218,8 +219,30 @@ func providerError(err error) error {
 	return temporal.NewApplicationError(err.Error(), "provider", err)
 }
 
-// heartbeatEvery is how often a running tool call heartbeats.
-const heartbeatEvery = 5 * time.Second
+// heartbeat heartbeats the running activity four times per heartbeat
+// timeout (every 5 s without one), with detail's value, until stop.
+func heartbeat(ctx context.Context, detail func() any) (stop func()) {
+	every := 5 * time.Second
+	if t := activity.GetInfo(ctx).HeartbeatTimeout; t > 0 {
+		every = t / 4
+	}
+	done := make(chan struct{})
+	go func() {
+		t := time.NewTicker(every)
+		defer t.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-ctx.Done():
+				return
+			case <-t.C:
+				activity.RecordHeartbeat(ctx, detail())
+			}
+		}
+	}()
+	return func() { close(done) }
+}
 
 // ToolCall runs one tool_use with the workspace's real registry and
 // environment on this worker (the tool sees the tool_use id as
@@ -245,23 +268,12 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 	if err != nil {
 		return agent.ToolOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: tool %s: build the engine: %v", in.Call.Name, err), "config", err)
 	}
-	done := make(chan struct{})
-	defer close(done)
-	go func() {
-		t := time.NewTicker(heartbeatEvery)
-		defer t.Stop()
-		for {
-			select {
-			case <-done:
-				return
-			case <-t.C:
-				mu.Lock()
-				p := progress
-				mu.Unlock()
-				activity.RecordHeartbeat(ctx, p)
-			}
-		}
-	}()
+	stop := heartbeat(ctx, func() any {
+		mu.Lock()
+		defer mu.Unlock()
+		return progress
+	})
+	defer stop()
 	activity.RecordHeartbeat(ctx, "started")
 	call := in.Call
 	out := eng.RunTool(ctx, agent.Step{Kind: agent.StepRunTool, CorrelationID: in.CorrelationID, Turn: in.Turn, Call: &call})

@@ -2,10 +2,15 @@ package durable
 
 import (
 	"context"
+	"errors"
 	"strings"
 	"sync/atomic"
 	"testing"
 	"time"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/temporal"
 
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
@@ -93,4 +98,79 @@ func tail(body string) string {
 		return body[i:min(len(body), i+800)]
 	}
 	return body
+}
+
+// TestLongToolHeartbeats: a tool running five times its heartbeat timeout
+// is kept alive by the activity's heartbeats and its result reaches the
+// model.
+func TestLongToolHeartbeats(t *testing.T) {
+	var runs atomic.Int32
+	slow := tool.Typed("slow_build", "runs for a while", tool.Traits{}, func(ctx context.Context, c tool.Call, _ noInput) (string, error) {
+		runs.Add(1)
+		c.Emit("building")
+		select {
+		case <-time.After(1500 * time.Millisecond):
+			return "built", nil
+		case <-ctx.Done():
+			return "", ctx.Err()
+		}
+	})
+	m := script(t, []llm.Block{use("toolu_s1", "slow_build", `{}`)}, []llm.Block{llm.TextBlock("Built.")})
+	o := options(t.TempDir(), m, session.NewMemory())
+	o.Tools = []tool.Tool{slow}
+	h := newHarness(t, WorkerOptions{Options: o})
+	h.prompt("Build.")
+	h.run(Spec{SessionID: "s-slow", ToolHeartbeat: 300 * time.Millisecond})
+	bodies := m.seen()
+	if runs.Load() != 1 || len(bodies) != 2 || !strings.Contains(bodies[1], `built`) || strings.Contains(bodies[1], `"is_error":true`) {
+		t.Errorf("runs %d; the model read: %s", runs.Load(), tail(bodies[len(bodies)-1]))
+	}
+}
+
+// TestCancelledSessionCancelsTheRunningTool: cancelling the workflow while
+// a tool runs cancels the tool's context (through the heartbeat), once.
+func TestCancelledSessionCancelsTheRunningTool(t *testing.T) {
+	var runs atomic.Int32
+	cancelled := make(chan time.Duration, 1)
+	long := tool.Typed("long_job", "runs until cancelled", tool.Traits{}, func(ctx context.Context, c tool.Call, _ noInput) (string, error) {
+		runs.Add(1)
+		start := time.Now()
+		select {
+		case <-ctx.Done():
+			cancelled <- time.Since(start)
+			return "", ctx.Err()
+		case <-time.After(30 * time.Second):
+			return "not cancelled", nil
+		}
+	})
+	m := script(t, []llm.Block{use("toolu_l1", "long_job", `{}`)}, []llm.Block{llm.TextBlock("unreachable")})
+	o := options(t.TempDir(), m, session.NewMemory())
+	o.Tools = []tool.Tool{long}
+	h := newHarness(t, WorkerOptions{Options: o})
+	h.keep = true
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == ToolCallActivity {
+			go func() {
+				time.Sleep(200 * time.Millisecond)
+				h.env.CancelWorkflow()
+			}()
+		}
+	})
+	h.prompt("Run it.")
+	h.start(SessionInput{Spec: Spec{SessionID: "s-cancel", ToolHeartbeat: 400 * time.Millisecond}})
+	select {
+	case d := <-cancelled:
+		if d > 10*time.Second {
+			t.Errorf("the tool saw the cancellation after %v", d)
+		}
+	case <-time.After(10 * time.Second):
+		t.Fatal("the running tool's context was not cancelled with the workflow")
+	}
+	if runs.Load() != 1 {
+		t.Errorf("tool ran %d times, want 1", runs.Load())
+	}
+	var ce *temporal.CanceledError
+	if err := h.env.GetWorkflowError(); !errors.As(err, &ce) {
+		t.Errorf("workflow ended with %v, want cancelled", err)
+	}
 }

@@ -151,6 +151,10 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 	if r.in.Spec.ToolTimeout > 0 {
 		timeout = r.in.Spec.ToolTimeout
 	}
+	heartbeat := ToolHeartbeat
+	if r.in.Spec.ToolHeartbeat > 0 {
+		heartbeat = r.in.Spec.ToolHeartbeat
+	}
 	in := ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID, Turn: step.Turn, Call: call}
 	var err error
 	for i := 0; i < attempts; i++ {
@@ -166,7 +170,7 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 		}
 		r.used[call.ID]++
 		actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-			ActivityID: id, StartToCloseTimeout: timeout, HeartbeatTimeout: min(ToolHeartbeat, timeout), WaitForCancellation: true,
+			ActivityID: id, StartToCloseTimeout: timeout, HeartbeatTimeout: min(heartbeat, timeout), WaitForCancellation: true,
 			RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 1},
 		})
 		var out agent.ToolOutput

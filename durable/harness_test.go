@@ -3,12 +3,14 @@ package durable
 import (
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
 	"testing"
 	"time"
 
+	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 
 	_ "github.com/strata-agent/strata/llm/anthropic" // the scripted model speaks the Anthropic wire
@@ -90,6 +92,9 @@ func write(t *testing.T, path, content string) {
 	}
 }
 
+// quietLogger shows the SDK's warnings and errors, not its debug lines.
+var quietLogger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+
 // harness runs one session workflow in the SDK's test environment with the
 // real activities registered.
 type harness struct {
@@ -104,6 +109,7 @@ type harness struct {
 
 func newHarness(t *testing.T, wo WorkerOptions) *harness {
 	var s testsuite.WorkflowTestSuite
+	s.SetLogger(quietLogger)
 	env := s.NewTestWorkflowEnvironment()
 	env.SetStartTime(testStart)
 	env.SetTestTimeout(2 * time.Minute)

@@ -85,6 +85,10 @@ type Spec struct {
 	PromptsPerRun int `json:"prompts_per_run,omitempty"`
 	// ToolTimeout bounds one attempt of a tool call (0 = ToolTimeout).
 	ToolTimeout time.Duration `json:"tool_timeout,omitempty"`
+	// ToolHeartbeat is a tool call's heartbeat timeout: a worker silent
+	// that long is taken as lost (0 = ToolHeartbeat). Running calls
+	// heartbeat four times per timeout.
+	ToolHeartbeat time.Duration `json:"tool_heartbeat,omitempty"`
 }
 
 // DefaultPromptsPerRun is Spec.PromptsPerRun's default.
@@ -94,7 +98,7 @@ const DefaultPromptsPerRun = 20
 // workspace a worker opens (the session id and title do not).
 func (s Spec) key() string {
 	k := s
-	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout = "", "", 0, 0
+	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat = "", "", 0, 0, 0
 	b, _ := json.Marshal(k)
 	return string(b)
 }

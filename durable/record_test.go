@@ -1,0 +1,190 @@
+package durable
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+	"time"
+
+	enumspb "go.temporal.io/api/enums/v1"
+	historypb "go.temporal.io/api/history/v1"
+	"go.temporal.io/api/temporalproto"
+	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/session"
+)
+
+var record = flag.Bool("record", false, "record the session workflow histories of testdata/*.history.json from a real Temporal dev server")
+
+// TestRecordHistories records the histories TestReplayRecordedHistories
+// replays: real sessions run by a worker in this process against the
+// Temporal CLI's dev server (STRATA_TEMPORAL_BIN, else the cached build
+// in ~/.cache/strata-peers/temporal/temporal), submitted through Client.
+// It runs only with -record: go test ./durable -run TestRecordHistories -record
+func TestRecordHistories(t *testing.T) {
+	if !*record {
+		t.Skip("run with -record to re-record testdata/*.history.json from a real dev server")
+	}
+	c := devServer(t)
+	queue := "strata-record"
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "notes.txt"), "the notes\n")
+	runs := []struct {
+		name string
+		m    *model
+		spec Spec
+		run  func(ctx context.Context, cl *Client, id string) error
+	}{
+		{"multi_tool", multiTool(t), Spec{SessionID: "rec-multi-tool"}, func(ctx context.Context, cl *Client, id string) error {
+			for _, p := range []string{"Read notes.txt, log a line, write out.txt.", "And now?"} {
+				if _, err := cl.Prompt(ctx, id, p); err != nil {
+					return err
+				}
+			}
+			return nil
+		}},
+		{"approval", askScript(t), Spec{SessionID: "rec-approval", Mode: agent.ModeAsk}, func(ctx context.Context, cl *Client, id string) error {
+			done := make(chan error, 1)
+			go func() { _, err := cl.Prompt(ctx, id, "Log it."); done <- err }()
+			for {
+				p, err := cl.Pending(ctx, id)
+				if err != nil {
+					return err
+				}
+				if p != nil {
+					if err := cl.Steer(ctx, id, steering); err != nil {
+						return err
+					}
+					if err := cl.Approve(ctx, id, p.Call.ID, agent.AllowOnce); err != nil {
+						return err
+					}
+					return <-done
+				}
+				time.Sleep(100 * time.Millisecond)
+			}
+		}},
+		{"continue_as_new", script(t, []llm.Block{llm.TextBlock("One.")}, []llm.Block{llm.TextBlock("Two.")}),
+			Spec{SessionID: "rec-can", PromptsPerRun: 1}, func(ctx context.Context, cl *Client, id string) error {
+				for _, p := range []string{"first", "second"} {
+					if _, err := cl.Prompt(ctx, id, p); err != nil {
+						return err
+					}
+				}
+				return nil
+			}},
+	}
+	for _, r := range runs {
+		o := options(dir, r.m, session.NewMemory())
+		if r.spec.Mode != "" {
+			o.Mode = r.spec.Mode
+		}
+		w := worker.New(c, queue+"-"+r.name, worker.Options{})
+		acts := Register(w, WorkerOptions{Options: o})
+		if err := w.Start(); err != nil {
+			t.Fatal(err)
+		}
+		cl := NewClient(c, queue+"-"+r.name)
+		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+		id, err := cl.Start(ctx, r.spec)
+		if err == nil {
+			err = r.run(ctx, cl, id)
+		}
+		if err == nil {
+			err = cl.End(ctx, id)
+		}
+		if err == nil {
+			err = c.GetWorkflow(ctx, WorkflowID(id), "").Get(ctx, nil)
+		}
+		if err != nil {
+			t.Fatalf("%s: %v", r.name, err)
+		}
+		hs := histories(ctx, t, c, WorkflowID(id))
+		for i, h := range hs {
+			b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(h)
+			if err != nil {
+				t.Fatal(err)
+			}
+			name := filepath.Join("testdata", fmt.Sprintf("%s.%d.history.json", r.name, i+1))
+			if err := os.WriteFile(name, b, 0o644); err != nil {
+				t.Fatal(err)
+			}
+			t.Logf("wrote %s (%d events)", name, len(h.Events))
+		}
+		cancel()
+		w.Stop()
+		acts.Close()
+	}
+}
+
+// histories returns the histories of every run of workflow id, first run
+// first (following continue-as-new back from the latest).
+func histories(ctx context.Context, t *testing.T, c client.Client, id string) []*historypb.History {
+	var out []*historypb.History
+	run := ""
+	for {
+		h := &historypb.History{}
+		it := c.GetWorkflowHistory(ctx, id, run, false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
+		for it.HasNext() {
+			e, err := it.Next()
+			if err != nil {
+				t.Fatalf("history of %s run %q: %v", id, run, err)
+			}
+			h.Events = append(h.Events, e)
+		}
+		out = append([]*historypb.History{h}, out...)
+		prev := h.Events[0].GetWorkflowExecutionStartedEventAttributes().GetContinuedExecutionRunId()
+		if prev == "" {
+			return out
+		}
+		run = prev
+	}
+}
+
+// devServer starts the Temporal CLI's dev server on a free loopback port
+// for the test and returns a client of it.
+func devServer(t *testing.T) client.Client {
+	bin := os.Getenv("STRATA_TEMPORAL_BIN")
+	if bin == "" {
+		home, _ := os.UserHomeDir()
+		bin = filepath.Join(home, ".cache", "strata-peers", "temporal", "temporal")
+	}
+	if _, err := os.Stat(bin); err != nil {
+		t.Fatalf("no Temporal CLI at %s (set STRATA_TEMPORAL_BIN or build it: scripts/temporal-dev): %v", bin, err)
+	}
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	port := l.Addr().(*net.TCPAddr).Port
+	l.Close()
+	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
+		"--db-filename", filepath.Join(t.TempDir(), "temporal.db"), "--ui-port", "0", "--http-port", "0", "--metrics-port", "0", "--log-level", "warn")
+	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	deadline := time.Now().Add(time.Minute)
+	for {
+		c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port), Logger: quietLogger})
+		if err == nil {
+			if _, err = c.CheckHealth(t.Context(), &client.CheckHealthRequest{}); err == nil {
+				t.Cleanup(c.Close)
+				return c
+			}
+			c.Close()
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("dev server on port %d did not answer: %v", port, err)
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+}
