@@ -415,3 +415,33 @@ func TestTemporalChatApprovals(t *testing.T) {
 		t.Errorf("the refused call did not reach the model as an is_error result: %+v", refused)
 	}
 }
+
+// TestTemporalFlagErrors: the --temporal commands refuse bad flags with
+// exit 2 and a message naming the flag, before dialing anything; the help
+// says that the embedded SQLite path stays the default.
+func TestTemporalFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker"}, "needs --temporal HOST:PORT"},
+		{[]string{"worker", "--temporal", "nowhere"}, `--temporal "nowhere": want HOST:PORT`},
+		{[]string{"run", "--temporal", "127.0.0.1:1", "--task-queue", "", "hi"}, "--task-queue: want a queue name"},
+		{[]string{"run", "--temporal", "127.0.0.1:1", "-c", "hi"}, "-c/--continue with --temporal"},
+		{[]string{"run", "--temporal", "127.0.0.1:1", "--format", "yaml", "hi"}, `unknown --format "yaml"`},
+		{[]string{"bench", "temporal"}, "needs --temporal HOST:PORT"},
+		{[]string{"bench", "temporal", "--temporal", "127.0.0.1:1", "--sessions", "0"}, "want at least 1 session"},
+	} {
+		r := runCLI(t, dir, nil, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("strata %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
+		}
+	}
+	for _, cmd := range []string{"run", "chat", "worker"} {
+		r := runCLI(t, dir, nil, cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "embedded SQLite") || !strings.Contains(r.stdout, "--temporal") {
+			t.Errorf("strata %s --help does not say that the embedded SQLite path stays the default:\n%s", cmd, r.stdout)
+		}
+	}
+}
