@@ -48,7 +48,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 			}
 		}
 	}()
-	rs.approver = lineApprover{lines: lines, msg: msg}
+	rs.Approver = lineApprover{lines: lines, msg: msg}
 	if interactive {
 		rs.steer = lines
 	}
@@ -69,7 +69,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 			fmt.Fprintln(msg, remoteChatHelp)
 			continue
 		case isSteer:
-			if err := rs.dc.Steer(ctx, rs.id, strings.TrimSpace(arg)); err != nil {
+			if err := rs.dc.Steer(ctx, rs.ID, strings.TrimSpace(arg)); err != nil {
 				fmt.Fprintf(msg, "strata: steering: %v\n", err)
 			} else {
 				fmt.Fprintln(msg, "steering: queued for the next model call")
@@ -94,12 +94,12 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 		rs.out.finish()
 		fmt.Fprintln(os.Stdout)
 	}
-	if err := rs.dc.End(context.WithoutCancel(ctx), rs.id); err != nil && chatErr == nil {
+	if err := rs.dc.End(context.WithoutCancel(ctx), rs.ID); err != nil && chatErr == nil {
 		chatErr = fmt.Errorf("ending the session workflow: %w", err)
 	}
 	if f.format == "text" {
 		fmt.Fprintf(os.Stderr, "[temporal · %d model call(s) · tokens: input %d, output %d · session %s]\n",
-			total.Turns, total.Usage.Input, total.Usage.Output, rs.id)
+			total.Turns, total.Usage.Input, total.Usage.Output, rs.ID)
 	}
 	return chatErr
 }

@@ -5,31 +5,24 @@ import (
 	"errors"
 	"fmt"
 	"os"
-	"strings"
-	"time"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/durable"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/remote"
 	"github.com/strata-agent/strata/llm"
 )
 
-// pollEvery is how often a --temporal command asks the session workflow for
-// new events and a pending approval while a prompt runs (a query each).
-const pollEvery = 150 * time.Millisecond
-
 // remoteSession is a session running as a workflow on Temporal workers, as
-// a --temporal command drives it: prompts go out as updates, events come
-// back from the workflow's query and are printed as they arrive, approvals
-// are asked here and answered through the client.
+// a --temporal command drives it (internal/remote): prompts go out as
+// updates, events come back from the workflow's query and are printed as
+// they arrive, approvals are asked here and answered through the client.
 type remoteSession struct {
+	remote.Session
 	dc       *durable.Client
-	id       string
 	out      *printer
-	approver agent.Approver
-	seen     int             // events printed so far (the query's index)
-	answered map[string]bool // approvals already answered, by Approval id
-	streamed bool            // text deltas were printed for the current assistant message
+	streamed bool   // text deltas were printed for the current assistant message
+	loop     string // the loop of the last event with a turn (the JSON result's loop_id)
 	// steer, when set (chat on a terminal), delivers the lines typed while a
 	// prompt runs: each is sent as a steering message ("/steer " optional).
 	steer <-chan string
@@ -79,7 +72,8 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 		return nil, nil, fmt.Errorf("starting the session workflow on %s (task queue %s): %w", t.addr, t.taskQueue, err)
 	}
 	fmt.Fprintf(os.Stderr, "strata: session %s on Temporal %s (task queue %s, workflow %s%s)\n", id, t.addr, t.taskQueue, durable.WorkflowIDPrefix, id)
-	rs := &remoteSession{dc: dc, id: id, out: newPrinter(os.Stdout, f.format), approver: terminalApprover(), answered: map[string]bool{}}
+	rs := &remoteSession{dc: dc, out: newPrinter(os.Stdout, f.format)}
+	rs.Session = remote.Session{Service: dc, ID: id, Observe: rs.show, Approver: saying(terminalApprover())}
 	rs.out.setSession(id)
 	return rs, c.Close, nil
 }
@@ -87,64 +81,29 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 // prompt runs text as the session's next prompt on the workers, printing the
 // events as they arrive and answering approvals, and returns its result.
 func (rs *remoteSession) prompt(ctx context.Context, text string) (*agent.Result, error) {
-	type outcome struct {
-		res *agent.Result
-		err error
-	}
-	done := make(chan outcome, 1)
-	go func() {
-		res, err := rs.dc.Prompt(ctx, rs.id, text)
-		done <- outcome{res, err}
-	}()
-	tick := time.NewTicker(pollEvery)
-	defer tick.Stop()
-	for {
-		select {
-		case o := <-done:
-			// The last events (the answer, SessionTurnEnd) were logged
-			// before the update returned.
-			if err := rs.drain(context.WithoutCancel(ctx)); err != nil && o.err == nil {
-				o.err = err
-			}
-			return o.res, o.err
-		case l, ok := <-rs.steer:
-			if !ok {
-				rs.steer = nil // end of input: the running prompt still finishes
-				continue
-			}
-			if l = strings.TrimSpace(strings.TrimPrefix(l, "/steer ")); l != "" {
-				if err := rs.dc.Steer(ctx, rs.id, l); err != nil {
-					fmt.Fprintf(os.Stderr, "strata: steering: %v\n", err)
-				}
-			}
-		case <-tick.C:
-			if err := rs.drain(ctx); err != nil {
-				return nil, err
-			}
-			if err := rs.answerPending(ctx); err != nil {
-				return nil, err
-			}
-		}
-	}
+	return rs.Prompt(ctx, text, rs.steer)
 }
 
-// drain prints the events logged since the last call.
-func (rs *remoteSession) drain(ctx context.Context) error {
-	evs, err := rs.dc.Events(ctx, rs.id, rs.seen)
-	if err != nil {
-		return fmt.Errorf("reading the session's events: %w", err)
-	}
-	for _, e := range evs {
-		rs.show(e)
-	}
-	rs.seen += len(evs)
-	return nil
+// saying returns a prompts' approver that also prints why a call was
+// refused (the reason, e.g. no terminal to ask on, does not travel with the
+// answer to the workflow).
+func saying(a agent.Approver) agent.Approver {
+	return agent.ApproverFunc(func(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
+		d, err := a.Approve(ctx, r)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "strata: %v\n", err)
+		}
+		return d, err
+	})
 }
 
 // show prints one event. The workflow logs whole assistant messages (a
 // model call's stream stays on the worker that made it), so an assistant
 // message that came without text deltas is printed from its MessageEnd.
 func (rs *remoteSession) show(e event.Event) {
+	if e.Turn != nil {
+		rs.loop = e.Turn.LoopID
+	}
 	switch {
 	case e.Kind == event.MessageStart:
 		rs.streamed = false
@@ -158,39 +117,6 @@ func (rs *remoteSession) show(e event.Event) {
 	rs.out.observe(e)
 }
 
-// answerPending asks for the workflow's pending approval, if any not yet
-// answered, and sends the answer.
-func (rs *remoteSession) answerPending(ctx context.Context) error {
-	req, err := rs.dc.Pending(ctx, rs.id)
-	if err != nil {
-		return fmt.Errorf("asking for a pending approval: %w", err)
-	}
-	if req == nil || rs.answered[approvalID(req)] {
-		return nil
-	}
-	if err := rs.drain(ctx); err != nil { // show what led to the call first
-		return err
-	}
-	d, aerr := rs.approver.Approve(ctx, *req)
-	if aerr != nil {
-		fmt.Fprintf(os.Stderr, "strata: %v\n", aerr)
-		d = agent.RejectOnce
-	}
-	rs.answered[approvalID(req)] = true
-	if err := rs.dc.Approve(ctx, rs.id, approvalID(req), d); err != nil {
-		return fmt.Errorf("answering the approval of %s: %w", req.Call.Name, err)
-	}
-	return nil
-}
-
-// approvalID is the id an approval is answered by: the call's tool_use id.
-func approvalID(req *agent.ApprovalRequest) string {
-	if req.Call.ID != "" {
-		return req.Call.ID
-	}
-	return req.CorrelationID
-}
-
 // remoteRun runs one prompt on t's workers ('strata run --temporal'): the
 // session workflow ends with the prompt (its stored session stays on the
 // workers' store; --session ID continues it).
@@ -201,7 +127,7 @@ func remoteRun(ctx context.Context, f runFlags, t temporalFlags, text string) er
 	}
 	defer closeClient()
 	res, runErr := rs.prompt(ctx, text)
-	if err := rs.dc.End(context.WithoutCancel(ctx), rs.id); err != nil && runErr == nil {
+	if err := rs.dc.End(context.WithoutCancel(ctx), rs.ID); err != nil && runErr == nil {
 		runErr = fmt.Errorf("ending the session workflow: %w", err)
 	}
 	return rs.finish(f, res, runErr)
@@ -212,7 +138,7 @@ func remoteRun(ctx context.Context, f runFlags, t temporalFlags, text string) er
 func (rs *remoteSession) finish(f runFlags, res *agent.Result, runErr error) error {
 	rs.out.finish()
 	if f.format == "json" {
-		r := runResult{SessionID: rs.id}
+		r := runResult{SessionID: rs.ID, LoopID: rs.loop}
 		if res != nil {
 			r.Answer, r.StopReason, r.Usage, r.Turns = res.Message.Text(), string(res.StopReason), res.Usage, res.Turns
 		}
@@ -224,7 +150,7 @@ func (rs *remoteSession) finish(f runFlags, res *agent.Result, runErr error) err
 	if f.format == "text" && res != nil {
 		u := res.Usage
 		fmt.Fprintf(os.Stderr, "[temporal · %d model call(s) · tokens: input %d, output %d, cache read %d, cache write %d · session %s]\n",
-			res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, rs.id)
+			res.Turns, u.Input, u.Output, u.CacheRead, u.CacheWrite, rs.ID)
 	}
 	if errors.Is(runErr, agent.ErrMaxTurns) && res != nil {
 		return fmt.Errorf("agent stopped: max turns %d reached (continuation rounds; tool calls before the limit may have completed)", res.Rounds)

@@ -169,7 +169,7 @@ func TestTemporalWorkerCrashContinuesSession(t *testing.T) {
 
 	// The client's events and the workers' stored session agree.
 	evs, res := clientEvents(t, stdout.String())
-	if res.Answer != "all three ran" || res.Error != "" {
+	if res.Answer != "all three ran" || res.Error != "" || res.LoopID == "" {
 		t.Fatalf("client result: %+v", res)
 	}
 	seen := map[string]llm.Block{}
