@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	sdk "github.com/coder/acp-go-sdk"
+
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/llm"
@@ -443,5 +445,47 @@ func TestTemporalFlagErrors(t *testing.T) {
 		if r.code != 0 || !strings.Contains(r.stdout, "embedded SQLite") || !strings.Contains(r.stdout, "--temporal") {
 			t.Errorf("strata %s --help does not say that the embedded SQLite path stays the default:\n%s", cmd, r.stdout)
 		}
+	}
+}
+
+// TestTemporalACP: 'strata acp --temporal --approve ask' under the
+// acp-go-sdk's client: session/new starts a session workflow, the prompt's
+// events arrive as session/updates (the tool call and its result, the
+// answer), and the execute_bash approval goes to the client as
+// session/request_permission (allowed: the command ran once).
+func TestTemporalACP(t *testing.T) {
+	r := newTemporalRig(t, bashReply([]string{"echo via-acp >> log.txt"}, "acp answer"))
+	r.startWorkers(t, 1)
+	c := &sdkClient{answer: "allow_once"}
+	conn := startACP(t, r.dir, t.TempDir(), c, "--temporal", r.addr, "--task-queue", r.queue, "--approve", "ask")
+	ctx := context.Background()
+	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: r.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run it")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v\nworkers: %s", res, err, r.workerLogs())
+	}
+	c.mu.Lock()
+	var text strings.Builder
+	var completed bool
+	for _, u := range c.updates {
+		if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil {
+			text.WriteString(m.Content.Text.Text)
+		}
+		if tc := u.ToolCallUpdate; tc != nil && tc.Status != nil && *tc.Status == sdk.ToolCallStatusCompleted {
+			completed = true
+		}
+	}
+	c.mu.Unlock()
+	if !strings.Contains(text.String(), "acp answer") || !completed {
+		t.Errorf("updates lack the answer (got %q) or the completed tool call (%v)", text.String(), completed)
+	}
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "via-acp" {
+		t.Errorf("log.txt = %q, want the approved command's one line", lines)
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: "all"}); err == nil {
+		t.Error("session/set_mode over --temporal succeeded; want it refused (the mode is fixed at session/new)")
 	}
 }
