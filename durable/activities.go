@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	semconv "go.opentelemetry.io/otel/semconv/v1.40.0"
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/temporal"
 	"go.temporal.io/sdk/worker"
@@ -175,10 +176,12 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	size := 0
 	stop := heartbeat(ctx, func() any { return nil }) // a model may think for minutes before its first delta
 	defer stop()
-	resp, err := o.cfg.Provider.Stream(ctx, in.Request, func(d llm.Delta) {
+	sctx, span := a.chatSpan(ctx, in, o.cfg.Provider.Name())
+	resp, err := o.cfg.Provider.Stream(sctx, in.Request, func(d llm.Delta) {
 		size += len(d.Text) + len(d.ID) + len(d.Name)
 		out.Deltas = append(out.Deltas, d)
 	})
+	endChat(span, resp, err)
 	if err != nil {
 		return ModelCallOutput{}, providerError(err)
 	}
@@ -244,8 +247,8 @@ func heartbeat(ctx context.Context, detail func() any) (stop func()) {
 	return func() { close(done) }
 }
 
-// ToolCall runs one tool_use with the workspace's real registry and
-// environment on this worker (the tool sees the tool_use id as
+// ToolCall runs one tool_use with the workspace's real registry,
+// environment and tool_call hooks (kiro preToolUse/postToolUse) on this worker (the tool sees the tool_use id as
 // tool.Env.CallID: its idempotency key), heartbeating every few seconds
 // with its latest progress line; a cancelled workflow cancels the call.
 func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.ToolOutput, error) {
@@ -276,7 +279,12 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 	defer stop()
 	activity.RecordHeartbeat(ctx, "started")
 	call := in.Call
-	out := eng.RunTool(ctx, agent.Step{Kind: agent.StepRunTool, CorrelationID: in.CorrelationID, Turn: in.Turn, Call: &call})
+	sctx, span := a.toolSpan(ctx, in)
+	out := runToolHooked(sctx, eng, o.cfg.Hooks, in)
+	if out.Result.IsError {
+		span.SetAttributes(semconv.ErrorTypeKey.String("tool_error"))
+	}
+	span.End()
 	if ctx.Err() != nil {
 		return out, temporal.NewCanceledError(fmt.Sprintf("durable: tool %s (%s) was cancelled", call.Name, call.ID))
 	}

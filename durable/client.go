@@ -8,10 +8,22 @@ import (
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
 )
+
+// DataConverter returns the data converter the clients and workers of
+// durable sessions should share (client.Options.DataConverter): JSON
+// payloads compressed with zlib (converter.NewZlibCodec) whenever that
+// makes them smaller. Every model-call activity carries the whole request,
+// and Temporal caps a payload at 2 MB by default (docs/durable.md, "what is
+// not carried"); conversations compress several-fold. Payloads written
+// without it still decode.
+func DataConverter() converter.DataConverter {
+	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), converter.NewZlibCodec(converter.ZlibCodecOptions{}))
+}
 
 // Client submits sessions and their prompts to the workers of a task queue.
 // Its methods are safe for concurrent use; every error names the session.

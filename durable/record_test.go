@@ -4,9 +4,7 @@ import (
 	"context"
 	"flag"
 	"fmt"
-	"net"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"testing"
 	"time"
@@ -33,7 +31,7 @@ func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("run with -record to re-record testdata/*.history.json from a real dev server")
 	}
-	c := devServer(t)
+	c := dial(t, serverAddress(t))
 	queue := "strata-record"
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "notes.txt"), "the notes\n")
@@ -145,46 +143,5 @@ func histories(ctx context.Context, t *testing.T, c client.Client, id string) []
 			return out
 		}
 		run = prev
-	}
-}
-
-// devServer starts the Temporal CLI's dev server on a free loopback port
-// for the test and returns a client of it.
-func devServer(t *testing.T) client.Client {
-	bin := os.Getenv("STRATA_TEMPORAL_BIN")
-	if bin == "" {
-		home, _ := os.UserHomeDir()
-		bin = filepath.Join(home, ".cache", "strata-peers", "temporal", "temporal")
-	}
-	if _, err := os.Stat(bin); err != nil {
-		t.Fatalf("no Temporal CLI at %s (set STRATA_TEMPORAL_BIN or build it: scripts/temporal-dev): %v", bin, err)
-	}
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := l.Addr().(*net.TCPAddr).Port
-	l.Close()
-	cmd := exec.Command(bin, "server", "start-dev", "--headless", "--ip", "127.0.0.1", "--port", fmt.Sprint(port),
-		"--db-filename", filepath.Join(t.TempDir(), "temporal.db"), "--ui-port", "0", "--http-port", "0", "--metrics-port", "0", "--log-level", "warn")
-	cmd.Stdout, cmd.Stderr = os.Stderr, os.Stderr
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	deadline := time.Now().Add(time.Minute)
-	for {
-		c, err := client.Dial(client.Options{HostPort: fmt.Sprintf("127.0.0.1:%d", port), Logger: quietLogger})
-		if err == nil {
-			if _, err = c.CheckHealth(t.Context(), &client.CheckHealthRequest{}); err == nil {
-				t.Cleanup(c.Close)
-				return c
-			}
-			c.Close()
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("dev server on port %d did not answer: %v", port, err)
-		}
-		time.Sleep(200 * time.Millisecond)
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
 )
@@ -98,5 +99,40 @@ func TestSessionWorkflowMatchesInProcessPrompt(t *testing.T) {
 	}
 	if !sameJSON(t, hist, wantHistory) {
 		t.Errorf("stored history differs from the in-process session's")
+	}
+}
+
+// TestRecordIsIdempotent: recording a session's events again (a retried
+// record activity) stores no turn twice.
+func TestRecordIsIdempotent(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "notes.txt"), "the notes\n")
+	store := session.NewMemory()
+	spec := Spec{SessionID: "s-rec"}
+	h := newHarness(t, WorkerOptions{Options: options(dir, multiTool(t), store)})
+	h.prompt("Read notes.txt, log a line, write out.txt.")
+	h.prompt("And now?")
+	h.run(spec)
+	v, err := h.env.QueryWorkflow(EventsQuery, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var evs []event.Event
+	if err := v.Get(&evs); err != nil {
+		t.Fatal(err)
+	}
+	before, err := store.LoadSession(t.Context(), "s-rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := h.acts.Record(t.Context(), RecordInput{Spec: spec, Events: evs}); err != nil {
+		t.Fatal(err)
+	}
+	after, err := store.LoadSession(t.Context(), "s-rec")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(before.Loops) != 2 || len(before.Turns) != 5 || !sameJSON(t, after.Turns, before.Turns) || !sameJSON(t, after.Messages, before.Messages) {
+		t.Errorf("recording the %d events again changed the stored session (%d loops before)", len(evs), len(before.Loops))
 	}
 }

@@ -188,12 +188,14 @@ func blueprint(id string, cfg agent.Config, st agent.State) Blueprint {
 			Allowed: cfg.AllowedTool == nil || cfg.AllowedTool(sp.Name)})
 	}
 	var nc []string
-	if n := len(cfg.Hooks); n > 0 {
-		var names []string
-		for _, h := range cfg.Hooks {
-			names = append(names, h.Name)
+	var names []string
+	for _, h := range cfg.Hooks {
+		if h.Stage != agent.StageToolCall { // tool_call hooks run on the worker with the call
+			names = append(names, fmt.Sprintf("%s (%s %s)", h.Name, h.Stage, h.Phase))
 		}
-		nc = append(nc, fmt.Sprintf("%d loop hooks (%s)", n, strings.Join(names, ", ")))
+	}
+	if len(names) > 0 {
+		nc = append(nc, "hooks "+strings.Join(names, ", "))
 	}
 	if cfg.Gather != nil {
 		nc = append(nc, "the repository context (Gather: file tree, symbol map, reminder)")
