@@ -10,7 +10,10 @@ import (
 
 	"github.com/spf13/pflag"
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/interceptor"
 	tlog "go.temporal.io/sdk/log"
+
+	"github.com/strata-agent/strata/durable"
 )
 
 // defaultTaskQueue is the Temporal task queue 'strata worker' polls and the
@@ -60,15 +63,28 @@ func (t temporalFlags) check() error {
 }
 
 // dial connects to the Temporal server and checks that it answers (within
-// 10 s). The SDK's log lines go to strata's log file (warnings and errors
-// also to stderr with --verbose). The caller closes the client.
+// 10 s), with durable's data converter (zlib payloads; clients and workers
+// must agree) and, when OTEL_* configures telemetry, Temporal's
+// OpenTelemetry interceptor, so that the client's and the workers' spans
+// join one trace (docs/durable.md, "Traces"). The SDK's log lines go to
+// strata's log file (and stderr with --verbose). The caller closes the
+// client.
 func (t temporalFlags) dial(ctx context.Context) (client.Client, error) {
 	if err := t.check(); err != nil {
 		return nil, err
 	}
+	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: temporalLogger(),
+		DataConverter: durable.DataConverter()}
+	if sdk := startTelemetry(); sdk != nil && sdk.TracerProvider != nil {
+		ic, err := durable.Tracing(sdk.TracerProvider)
+		if err != nil {
+			return nil, fmt.Errorf("tracing the Temporal client: %w", err)
+		}
+		opts.Interceptors = []interceptor.ClientInterceptor{ic}
+	}
 	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
-	c, err := client.DialContext(ctx, client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: temporalLogger()})
+	c, err := client.DialContext(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("connecting to Temporal at %s (namespace %s): %w (is a server running? scripts/temporal-dev start runs a dev server)", t.addr, t.namespace, err)
 	}
