@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"os"
 
+	"go.opentelemetry.io/otel/attribute"
+	"go.opentelemetry.io/otel/codes"
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/durable"
 	"github.com/strata-agent/strata/event"
@@ -26,6 +30,10 @@ type remoteSession struct {
 	// steer, when set (chat on a terminal), delivers the lines typed while a
 	// prompt runs: each is sent as a steering message ("/steer " optional).
 	steer <-chan string
+	// tracer, when OTEL_* configures telemetry, makes each prompt's
+	// invoke_agent span: the parent of the client's UpdateWorkflow span and,
+	// through the workflow's headers, of the workers' spans.
+	tracer trace.Tracer
 }
 
 // specOf is the session workflow's Spec for the run flags f: the workers
@@ -74,6 +82,9 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 	fmt.Fprintf(os.Stderr, "strata: session %s on Temporal %s (task queue %s, workflow %s%s)\n", id, t.addr, t.taskQueue, durable.WorkflowIDPrefix, id)
 	rs := &remoteSession{dc: dc, out: newPrinter(os.Stdout, f.format)}
 	rs.Session = remote.Session{Service: dc, ID: id, Observe: rs.show, Approver: saying(terminalApprover())}
+	if sdk := startTelemetry(); sdk != nil && sdk.TracerProvider != nil {
+		rs.tracer = sdk.TracerProvider.Tracer("github.com/strata-agent/strata/cmd/strata")
+	}
 	rs.out.setSession(id)
 	return rs, c.Close, nil
 }
@@ -81,7 +92,17 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 // prompt runs text as the session's next prompt on the workers, printing the
 // events as they arrive and answering approvals, and returns its result.
 func (rs *remoteSession) prompt(ctx context.Context, text string) (*agent.Result, error) {
-	return rs.Prompt(ctx, text, rs.steer)
+	if rs.tracer == nil {
+		return rs.Prompt(ctx, text, rs.steer)
+	}
+	ctx, span := rs.tracer.Start(ctx, "invoke_agent", trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(
+		attribute.String("gen_ai.operation.name", "invoke_agent"), attribute.String("gen_ai.conversation.id", rs.ID)))
+	defer span.End()
+	res, err := rs.Prompt(ctx, text, rs.steer)
+	if err != nil {
+		span.SetStatus(codes.Error, err.Error())
+	}
+	return res, err
 }
 
 // saying returns a prompts' approver that also prints why a call was

@@ -1,0 +1,209 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	sdk "github.com/coder/acp-go-sdk"
+
+	"github.com/strata-agent/strata/internal/waterfall"
+	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/llm/replay"
+)
+
+// The front ends on Temporal: chat, acp, the flag checks and the trace
+// from client to workers (the rig and the crash test: temporal_test.go).
+
+// TestTemporalChatApprovals: 'strata chat --temporal --approve ask' in line
+// mode sends each line as a prompt to the session workflow, prints the
+// events as they arrive, and answers the approvals the workflow waits for
+// with the next line: "y" lets the first prompt's execute_bash run, "n"
+// refuses the second's, which never runs and reaches the model refused.
+func TestTemporalChatApprovals(t *testing.T) {
+	r := newTemporalRig(t, func(body string, n int) replay.Reply {
+		switch {
+		case strings.Contains(body, "second prompt") && n == 1:
+			in, _ := json.Marshal(map[string]string{"command": "echo refused >> log.txt"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_second", "execute_bash", in)}}
+		case strings.Contains(body, "second prompt"):
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("second answer")}}
+		case n == 0:
+			in, _ := json.Marshal(map[string]string{"command": "echo approved >> log.txt"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_first", "execute_bash", in)}}
+		}
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("first answer")}}
+	})
+	r.startWorkers(t, 1)
+	cl := r.client("chat", "--approve", "ask")
+	cl.Stdin = strings.NewReader("first prompt\ny\nsecond prompt\nn\n")
+	var stdout, stderr lockedBuffer
+	cl.Stdout, cl.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cl.Wait() }()
+	select {
+	case err := <-done:
+		if err != nil {
+			t.Fatalf("chat: %v\nstderr: %s\nworkers: %s", err, stderr.String(), r.workerLogs())
+		}
+	case <-time.After(2 * time.Minute):
+		cl.Process.Kill()
+		t.Fatalf("chat still running after 2 minutes\nstdout: %s\nstderr: %s\nworkers: %s", stdout.String(), stderr.String(), r.workerLogs())
+	}
+	out := stdout.String()
+	for _, want := range []string{"⏺ execute_bash", "first answer", "second answer"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("stdout lacks %q:\n%s", want, out)
+		}
+	}
+	if got := strings.Count(stderr.String(), "? allow execute_bash"); got != 2 {
+		t.Errorf("asked %d approvals on stderr, want 2:\n%s", got, stderr.String())
+	}
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "approved" {
+		t.Errorf("log.txt = %q, want only the approved call's line", lines)
+	}
+	var refused *llm.Block
+	for _, req := range r.model.Received() {
+		for _, b := range toolResults(t, req.Body) {
+			if b.ID == "toolu_second" {
+				refused = &b
+			}
+		}
+	}
+	if refused == nil || !refused.IsError {
+		t.Errorf("the refused call did not reach the model as an is_error result: %+v", refused)
+	}
+}
+
+// TestTemporalFlagErrors: the --temporal commands refuse bad flags with
+// exit 2 and a message naming the flag, before dialing anything; the help
+// says that the embedded SQLite path stays the default.
+func TestTemporalFlagErrors(t *testing.T) {
+	dir := t.TempDir()
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"worker"}, "needs --temporal HOST:PORT"},
+		{[]string{"worker", "--temporal", "nowhere"}, `--temporal "nowhere": want HOST:PORT`},
+		{[]string{"run", "--temporal", "127.0.0.1:1", "--task-queue", "", "hi"}, "--task-queue: want a queue name"},
+		{[]string{"run", "--temporal", "127.0.0.1:1", "-c", "hi"}, "-c/--continue with --temporal"},
+		{[]string{"run", "--temporal", "127.0.0.1:1", "--format", "yaml", "hi"}, `unknown --format "yaml"`},
+		{[]string{"bench", "temporal"}, "needs --temporal HOST:PORT"},
+		{[]string{"bench", "temporal", "--temporal", "127.0.0.1:1", "--sessions", "0"}, "want at least 1 session"},
+	} {
+		r := runCLI(t, dir, nil, c.args...)
+		if r.code != 2 || !strings.Contains(r.stderr, c.want) {
+			t.Errorf("strata %s: exit %d, stderr %q; want exit 2 and %q", strings.Join(c.args, " "), r.code, r.stderr, c.want)
+		}
+	}
+	for _, cmd := range []string{"run", "chat", "worker"} {
+		r := runCLI(t, dir, nil, cmd, "--help")
+		if r.code != 0 || !strings.Contains(r.stdout, "embedded SQLite") || !strings.Contains(r.stdout, "--temporal") {
+			t.Errorf("strata %s --help does not say that the embedded SQLite path stays the default:\n%s", cmd, r.stdout)
+		}
+	}
+}
+
+// TestTemporalACP: 'strata acp --temporal --approve ask' under the
+// acp-go-sdk's client: session/new starts a session workflow, the prompt's
+// events arrive as session/updates (the tool call and its result, the
+// answer), and the execute_bash approval goes to the client as
+// session/request_permission (allowed: the command ran once).
+func TestTemporalACP(t *testing.T) {
+	r := newTemporalRig(t, bashReply([]string{"echo via-acp >> log.txt"}, "acp answer"))
+	r.startWorkers(t, 1)
+	c := &sdkClient{answer: "allow_once"}
+	conn := startACP(t, r.dir, t.TempDir(), c, "--temporal", r.addr, "--task-queue", r.queue, "--approve", "ask")
+	ctx := context.Background()
+	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: r.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run it")}})
+	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
+		t.Fatalf("prompt: %+v, %v\nworkers: %s", res, err, r.workerLogs())
+	}
+	c.mu.Lock()
+	var text strings.Builder
+	var completed bool
+	for _, u := range c.updates {
+		if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil {
+			text.WriteString(m.Content.Text.Text)
+		}
+		if tc := u.ToolCallUpdate; tc != nil && tc.Status != nil && *tc.Status == sdk.ToolCallStatusCompleted {
+			completed = true
+		}
+	}
+	c.mu.Unlock()
+	if !strings.Contains(text.String(), "acp answer") || !completed {
+		t.Errorf("updates lack the answer (got %q) or the completed tool call (%v)", text.String(), completed)
+	}
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "via-acp" {
+		t.Errorf("log.txt = %q, want the approved command's one line", lines)
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: "all"}); err == nil {
+		t.Error("session/set_mode over --temporal succeeded; want it refused (the mode is fixed at session/new)")
+	}
+}
+
+// TestTemporalTraceAcrossClientAndWorker: with OTEL_* set on both, the
+// client's invoke_agent span of a 'run --temporal' prompt and the worker's
+// spans (the activities, their chat and execute_tool spans) reach a real
+// OpenTelemetry Collector as one trace, carried in the workflow's headers.
+func TestTemporalTraceAcrossClientAndWorker(t *testing.T) {
+	bin := otelcol(t)
+	out := filepath.Join(t.TempDir(), "otlp.json")
+	httpPort, grpcPort := freePort(t), freePort(t)
+	stop := startCollector(t, bin, out, httpPort, grpcPort)
+	otelEnv := fmt.Sprintf("OTEL_EXPORTER_OTLP_ENDPOINT=http://127.0.0.1:%d", httpPort)
+	r := newTemporalRig(t, bashReply([]string{"echo traced >> log.txt"}, "traced answer"))
+	env := cliEnv([]string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + r.model.URL(), otelEnv, "OTEL_SERVICE_NAME=strata-worker"})
+	w, err := startWorker(binary, r.dir, "A", env, "--temporal", r.addr, "--task-queue", r.queue, "--store", r.store)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cl := r.client("run", "--approve", "all", "trace this")
+	cl.Env = append(cl.Env, otelEnv, "OTEL_SERVICE_NAME=strata-client")
+	if b, err := cl.CombinedOutput(); err != nil {
+		t.Fatalf("client: %v\n%s", err, b)
+	}
+	w.kill(syscall.SIGTERM) // the worker flushes its spans on the way out
+	stop()
+	f, err := os.Open(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	spans, _, err := waterfall.Read(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	byTrace := map[string]map[string]bool{}
+	for _, s := range spans {
+		if byTrace[s.TraceID] == nil {
+			byTrace[s.TraceID] = map[string]bool{}
+		}
+		byTrace[s.TraceID][s.Name] = true
+	}
+	for _, names := range byTrace {
+		if names["invoke_agent"] {
+			for _, want := range []string{"UpdateWorkflow:prompt", "RunActivity:strata.ModelCall", "RunActivity:strata.ToolCall", "execute_tool execute_bash"} {
+				if !names[want] {
+					t.Errorf("the prompt's trace lacks %q; it has %v", want, names)
+				}
+			}
+			return
+		}
+	}
+	t.Fatalf("no trace with the client's invoke_agent span among %d spans: %v", len(spans), byTrace)
+}
