@@ -28,9 +28,11 @@ const steering = "Also mention the weather."
 
 // TestApprovalAnsweredAnHourLaterWithSteering runs a prompt in ask mode
 // whose tool call waits for approval: a steering message arrives after 30
-// minutes, the approval after an hour (the test environment skips the
-// time). The requests equal an in-process run whose approver steers and
-// allows, and the pending approval is visible to the query meanwhile.
+// minutes, a second prompt after 45 (refused: one runs), an answer for the
+// wrong call and then the approval after an hour (the test environment
+// skips the time). The requests equal an in-process run whose approver
+// steers and allows, and the pending approval is visible to the query
+// meanwhile.
 func TestApprovalAnsweredAnHourLaterWithSteering(t *testing.T) {
 	dir := t.TempDir()
 	inProc := askScript(t)
@@ -62,10 +64,14 @@ func TestApprovalAnsweredAnHourLaterWithSteering(t *testing.T) {
 	o = options(dir, dur, session.NewMemory())
 	o.Mode = agent.ModeAsk
 	h := newHarness(t, WorkerOptions{Options: o})
+	busy, wrong := &testUpdate{t: t}, &testUpdate{t: t}
 	var pending *agent.ApprovalRequest
 	var approvedAt time.Time
 	h.prompt("Log it.")
 	h.env.RegisterDelayedCallback(func() { h.env.SignalWorkflow(SteerSignal, steering) }, 30*time.Minute)
+	h.env.RegisterDelayedCallback(func() { // a second prompt while the first waits: refused
+		h.env.UpdateWorkflow(PromptUpdate, "busy", busy, "Another?")
+	}, 45*time.Minute)
 	h.env.RegisterDelayedCallback(func() {
 		v, err := h.env.QueryWorkflow(PendingQuery)
 		if err != nil {
@@ -76,11 +82,17 @@ func TestApprovalAnsweredAnHourLaterWithSteering(t *testing.T) {
 			t.Errorf("pending query: %v", err)
 		}
 		approvedAt = h.env.Now()
-		h.env.UpdateWorkflow(ApproveUpdate, "approve-1", &testUpdate{t: t}, Approval{ID: "toolu_wrong", Decision: agent.AllowOnce})
+		h.env.UpdateWorkflow(ApproveUpdate, "approve-1", wrong, Approval{ID: "toolu_wrong", Decision: agent.AllowOnce})
 		h.env.UpdateWorkflow(ApproveUpdate, "approve-2", &testUpdate{t: t, want: true}, Approval{ID: pending.Call.ID, Decision: agent.AllowOnce})
 	}, time.Hour)
 	h.run(Spec{SessionID: "s-ask", Mode: agent.ModeAsk})
 
+	if busy.rejected == nil || !strings.Contains(busy.rejected.Error(), "already running") {
+		t.Errorf("the second prompt was not refused as busy: %v", busy.rejected)
+	}
+	if wrong.rejected == nil || !strings.Contains(wrong.rejected.Error(), "not \"toolu_wrong\"") {
+		t.Errorf("the answer for another call was not refused: %v", wrong.rejected)
+	}
 	if pending == nil || pending.Call.Name != "execute_bash" {
 		t.Fatalf("pending approval after an hour = %+v, want the execute_bash call", pending)
 	}
@@ -102,8 +114,9 @@ func TestApprovalAnsweredAnHourLaterWithSteering(t *testing.T) {
 
 // testUpdate checks an update is accepted (want) or rejected (!want).
 type testUpdate struct {
-	t    *testing.T
-	want bool
+	t        *testing.T
+	want     bool
+	rejected error
 }
 
 func (u *testUpdate) Accept() {
@@ -112,6 +125,7 @@ func (u *testUpdate) Accept() {
 	}
 }
 func (u *testUpdate) Reject(err error) {
+	u.rejected = err
 	if u.want {
 		u.t.Errorf("update rejected: %v", err)
 	}
@@ -128,21 +142,7 @@ func (u *testUpdate) Complete(_ any, err error) {
 func TestContinueAsNewKeepsTheState(t *testing.T) {
 	dir := t.TempDir()
 	inProc := script(t, []llm.Block{llm.TextBlock("One.")}, []llm.Block{llm.TextBlock("Two.")})
-	ws, err := strata.Open(t.Context(), options(dir, inProc, session.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range []string{"first", "second"} {
-		if _, err := s.Prompt(t.Context(), p); err != nil {
-			t.Fatal(err)
-		}
-	}
-	s.Close()
+	runInProcess(t, options(dir, inProc, session.NewMemory()), strata.SessionOptions{}, "first", "second")
 
 	dur := script(t, []llm.Block{llm.TextBlock("One.")}, []llm.Block{llm.TextBlock("Two.")})
 	store := session.NewMemory()

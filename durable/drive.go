@@ -107,7 +107,7 @@ func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, er
 // error class (the activity marks which errors retry and after how long).
 func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
-		StartToCloseTimeout: ModelCallTimeout, HeartbeatTimeout: 2 * time.Minute,
+		StartToCloseTimeout: ModelCallTimeout, HeartbeatTimeout: r.heartbeat(), // a lost worker is noticed as soon as in a tool call
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: MaxRetryDelay,
 			MaximumAttempts: ModelCallAttempts},
 	})
@@ -151,10 +151,7 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 	if r.in.Spec.ToolTimeout > 0 {
 		timeout = r.in.Spec.ToolTimeout
 	}
-	heartbeat := ToolHeartbeat
-	if r.in.Spec.ToolHeartbeat > 0 {
-		heartbeat = r.in.Spec.ToolHeartbeat
-	}
+	heartbeat := r.heartbeat()
 	in := ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID, Turn: step.Turn, Call: call}
 	var err error
 	for i := 0; i < attempts; i++ {
@@ -200,6 +197,14 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 		text += fmt.Sprintf(" (%d attempts)", attempts)
 	}
 	return agent.ToolOutput{Result: llm.ToolResultBlock(call.ID, text, true)}
+}
+
+// heartbeat is the heartbeat timeout of model and tool calls.
+func (r *sessionRun) heartbeat() time.Duration {
+	if r.in.Spec.ToolHeartbeat > 0 {
+		return r.in.Spec.ToolHeartbeat
+	}
+	return ToolHeartbeat
 }
 
 // record writes the events since the last record to the worker's session

@@ -10,8 +10,10 @@ import (
 	"testing"
 	"time"
 
+	"go.temporal.io/sdk/client"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/worker"
 
 	_ "github.com/strata-agent/strata/llm/anthropic" // the scripted model speaks the Anthropic wire
 
@@ -94,6 +96,47 @@ func write(t *testing.T, path, content string) {
 
 // quietLogger shows the SDK's warnings and errors, not its debug lines.
 var quietLogger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
+
+// runInProcess runs prompts in a new in-process session (Session.Prompt)
+// of a workspace opened with o, and returns each prompt's answer and the
+// session's history.
+func runInProcess(t *testing.T, o strata.Options, so strata.SessionOptions, prompts ...string) ([]string, []llm.Message) {
+	t.Helper()
+	ws, err := strata.Open(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	s, err := ws.NewSession(t.Context(), so)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	var answers []string
+	for _, p := range prompts {
+		res, err := s.Prompt(t.Context(), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers = append(answers, res.Message.Text())
+	}
+	return answers, s.History()
+}
+
+// startWorker runs a worker of the real session workflow and activities on
+// queue through c until the test ends.
+func startWorker(t *testing.T, c client.Client, queue string, wo WorkerOptions) {
+	t.Helper()
+	w := worker.New(c, queue, worker.Options{}) // a client's interceptors apply to its workers
+	acts := Register(w, wo)
+	if err := w.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		w.Stop()
+		acts.Close()
+	})
+}
 
 // harness runs one session workflow in the SDK's test environment with the
 // real activities registered.

@@ -1,12 +1,16 @@
 package durable
 
 import (
+	"encoding/json"
+	"errors"
+	"fmt"
 	"net/http"
 	"strings"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/session"
@@ -91,5 +95,31 @@ func TestModelCallDoesNotRetryBadRequests(t *testing.T) {
 	}
 	if res.Error == nil || !strings.Contains(res.Error.Text, "400") || !strings.Contains(res.Error.Text, "invalid_request_error") {
 		t.Errorf("prompt error %v, want the provider's 400", res.Error)
+	}
+}
+
+// TestPromptErrorKeepsItsKind: a prompt stopped by the continuation limit
+// (Spec.MaxTurns) reports agent.ErrMaxTurns, and errors.Is still answers
+// after the result's trip through JSON (as Client.Prompt returns it).
+func TestPromptErrorKeepsItsKind(t *testing.T) {
+	m := &model{t: t, replies: func(i int, _ string) replay.Response { // a tool call every time
+		return turn(t, use(fmt.Sprintf("toolu_m%d", i), "glob", `{"pattern":"*"}`))
+	}}
+	h := newHarness(t, WorkerOptions{Options: options(t.TempDir(), m, session.NewMemory())})
+	h.prompt("Loop.")
+	h.run(Spec{SessionID: "s-max", MaxTurns: 1})
+	if len(h.results) != 1 || h.results[0].Error == nil {
+		t.Fatalf("results %+v, want a max-turns error", h.results)
+	}
+	b, err := json.Marshal(h.results[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back PromptResult
+	if err := json.Unmarshal(b, &back); err != nil {
+		t.Fatal(err)
+	}
+	if !errors.Is(back.Error, agent.ErrMaxTurns) || len(m.seen()) != 2 {
+		t.Errorf("error %v after %d requests, want agent.ErrMaxTurns after 2 (MaxTurns 1)", back.Error, len(m.seen()))
 	}
 }

@@ -13,7 +13,6 @@ import (
 	historypb "go.temporal.io/api/history/v1"
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/llm"
@@ -84,11 +83,7 @@ func TestRecordHistories(t *testing.T) {
 		if r.spec.Mode != "" {
 			o.Mode = r.spec.Mode
 		}
-		w := worker.New(c, queue+"-"+r.name, worker.Options{})
-		acts := Register(w, WorkerOptions{Options: o})
-		if err := w.Start(); err != nil {
-			t.Fatal(err)
-		}
+		startWorker(t, c, queue+"-"+r.name, WorkerOptions{Options: o})
 		cl := NewClient(c, queue+"-"+r.name)
 		ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 		id, err := cl.Start(ctx, r.spec)
@@ -117,8 +112,6 @@ func TestRecordHistories(t *testing.T) {
 			t.Logf("wrote %s (%d events)", name, len(h.Events))
 		}
 		cancel()
-		w.Stop()
-		acts.Close()
 	}
 }
 

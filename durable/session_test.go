@@ -39,26 +39,8 @@ func TestSessionWorkflowMatchesInProcessPrompt(t *testing.T) {
 
 	reset()
 	inProc := multiTool(t)
-	ws, err := strata.Open(t.Context(), options(dir, inProc, session.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	var want []string
-	for _, p := range prompts {
-		res, err := s.Prompt(t.Context(), p)
-		if err != nil {
-			t.Fatal(err)
-		}
-		want = append(want, res.Message.Text())
-	}
-	wantHistory := s.History()
+	want, wantHistory := runInProcess(t, options(dir, inProc, session.NewMemory()), strata.SessionOptions{}, prompts...)
 	wantLog, _ := os.ReadFile(filepath.Join(dir, "log.txt"))
-	s.Close()
 
 	reset()
 	dur := multiTool(t)

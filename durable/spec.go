@@ -85,9 +85,9 @@ type Spec struct {
 	PromptsPerRun int `json:"prompts_per_run,omitempty"`
 	// ToolTimeout bounds one attempt of a tool call (0 = ToolTimeout).
 	ToolTimeout time.Duration `json:"tool_timeout,omitempty"`
-	// ToolHeartbeat is a tool call's heartbeat timeout: a worker silent
-	// that long is taken as lost (0 = ToolHeartbeat). Running calls
-	// heartbeat four times per timeout.
+	// ToolHeartbeat is the heartbeat timeout of tool and model calls: a
+	// worker silent that long is taken as lost (0 = ToolHeartbeat). Running
+	// calls heartbeat four times per timeout.
 	ToolHeartbeat time.Duration `json:"tool_heartbeat,omitempty"`
 }
 

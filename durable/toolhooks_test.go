@@ -49,19 +49,7 @@ func TestToolCallHooksRunOnTheWorker(t *testing.T) {
 	inProc := hookScript(t)
 	o := options(dir, inProc, session.NewMemory())
 	o.Hooks = toolHooks()
-	ws, err := strata.Open(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if _, err := s.Prompt(t.Context(), "Go."); err != nil {
-		t.Fatal(err)
-	}
-	s.Close()
+	runInProcess(t, o, strata.SessionOptions{}, "Go.")
 	os.Remove(filepath.Join(dir, "log.txt"))
 
 	dur := hookScript(t)

@@ -8,7 +8,6 @@ import (
 
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
-	"go.temporal.io/sdk/worker"
 
 	"github.com/strata-agent/strata/session"
 )
@@ -33,13 +32,7 @@ func TestTracingLinksClientAndWorkerSpans(t *testing.T) {
 	o := options(dir, multiTool(t), session.NewMemory())
 	o.TracerProvider = tp
 	queue := "strata-tracing"
-	w := worker.New(c, queue, worker.Options{}) // the client's interceptor applies to its workers
-	acts := Register(w, WorkerOptions{Options: o})
-	if err := w.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer acts.Close()
-	defer w.Stop()
+	startWorker(t, c, queue, WorkerOptions{Options: o})
 
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
