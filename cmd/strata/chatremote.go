@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/signal"
 	"strings"
 
 	"github.com/strata-agent/strata/agent"
@@ -30,6 +31,8 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 		return err
 	}
 	defer closeClient()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
 	interactive := isTerminal(in)
 	lines := make(chan string)
 	go func() {
@@ -101,7 +104,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 		fmt.Fprintf(os.Stderr, "[temporal · %d model call(s) · tokens: input %d, output %d · session %s]\n",
 			total.Turns, total.Usage.Input, total.Usage.Output, rs.ID)
 	}
-	return chatErr
+	return rs.interrupted(ctx, chatErr)
 }
 
 // lineApprover answers a remote session's approvals from the chat's input

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"os"
+	"os/signal"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -147,11 +148,27 @@ func remoteRun(ctx context.Context, f runFlags, t temporalFlags, text string) er
 		return err
 	}
 	defer closeClient()
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
 	res, runErr := rs.prompt(ctx, text)
 	if err := rs.dc.End(context.WithoutCancel(ctx), rs.ID); err != nil && runErr == nil {
 		runErr = fmt.Errorf("ending the session workflow: %w", err)
 	}
-	return rs.finish(f, res, runErr)
+	return rs.interrupted(ctx, rs.finish(f, res, runErr))
+}
+
+// interrupted turns the error of a prompt Ctrl-C stopped waiting for into
+// an interruptedError (exit 130) whose hint says what became of it: a
+// remote prompt cannot be stopped mid-way, it runs to its end on the
+// workers and is stored there.
+func (rs *remoteSession) interrupted(ctx context.Context, err error) error {
+	// The SDK's error for an update abandoned by cancellation does not
+	// wrap context.Canceled: the signal's context says it.
+	if ctx.Err() == nil || err == nil {
+		return err
+	}
+	return &interruptedError{session: rs.ID, err: err, hint: fmt.Sprintf("the prompt runs to its end on the workers and the session's workflow ends after it;\n"+
+		"see it with: strata sessions show %s (on the workers' store); continue with: strata run --temporal ADDR --session %s", rs.ID, rs.ID)}
 }
 
 // finish prints the outcome as drive does (text: the usage line on stderr;

@@ -207,3 +207,51 @@ func TestTemporalTraceAcrossClientAndWorker(t *testing.T) {
 	}
 	t.Fatalf("no trace with the client's invoke_agent span among %d spans: %v", len(spans), byTrace)
 }
+
+// TestTemporalRunInterrupted: Ctrl-C stops 'run --temporal' from waiting
+// (exit 130, a hint that the prompt goes on), while the prompt runs to its
+// end on the worker: its tool finishes and the answer is stored.
+func TestTemporalRunInterrupted(t *testing.T) {
+	r := newTemporalRig(t, bashReply([]string{"echo start >> log.txt; sleep 2; echo end >> log.txt"}, "finished anyway"))
+	r.startWorkers(t, 1)
+	cl := r.client("run", "--approve", "all", "--format", "json", "a slow one")
+	var stdout, stderr lockedBuffer
+	cl.Stdout, cl.Stderr = &stdout, &stderr
+	if err := cl.Start(); err != nil {
+		t.Fatal(err)
+	}
+	exited := make(chan error, 1)
+	go func() { exited <- cl.Wait() }()
+	log := filepath.Join(r.dir, "log.txt")
+	waitForLine(t, log, "start", exited, &stderr)
+	cl.Process.Signal(os.Interrupt)
+	<-exited
+	if code := cl.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "runs to its end on the workers") {
+		t.Fatalf("exit %d; want 130 and the hint\nstderr: %s", code, stderr.String())
+	}
+	var id string
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if rest, ok := strings.CutPrefix(l, "strata: session "); ok {
+			id, _, _ = strings.Cut(rest, " ")
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		st, err := openStore(r.store)
+		if err != nil {
+			t.Fatal(err)
+		}
+		d, err := st.LoadSession(context.Background(), id)
+		st.Close()
+		if err == nil && len(d.Messages) > 0 && fullText(d.Messages[len(d.Messages)-1].Content[0]) == "finished anyway" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("session %s: no stored answer 30 s after the interrupt (%v); workers: %s", id, err, r.workerLogs())
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if lines := readLines(t, log); len(lines) != 2 || lines[1] != "end" {
+		t.Errorf("log.txt = %q: the tool did not run to its end", lines)
+	}
+}
