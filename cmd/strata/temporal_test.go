@@ -76,6 +76,25 @@ func (r *temporalRig) client(args ...string) *exec.Cmd {
 	return cmd
 }
 
+// runningClient is a client command started in the background.
+type runningClient struct {
+	*exec.Cmd
+	stdout, stderr lockedBuffer
+	exited         chan error // gets Wait's error when it exits
+}
+
+// start starts r.client(args…) in the background.
+func (r *temporalRig) start(t *testing.T, args ...string) *runningClient {
+	t.Helper()
+	c := &runningClient{Cmd: r.client(args...), exited: make(chan error, 1)}
+	c.Stdout, c.Stderr = &c.stdout, &c.stderr
+	if err := c.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { c.exited <- c.Wait() }()
+	return c
+}
+
 // bashReply scripts a model that asks for execute_bash with commands[n]
 // (tool_use id toolu_<n+1>) while n < len(commands), then answers final.
 func bashReply(commands []string, final string) func(string, int) replay.Reply {
@@ -104,17 +123,11 @@ func TestTemporalWorkerCrashContinuesSession(t *testing.T) {
 	r := newTemporalRig(t, bashReply(commands, "all three ran"))
 	r.startWorkers(t, 2)
 	began := time.Now()
-	cl := r.client("run", "--approve", "all", "--format", "json", "run the three commands")
-	var stdout, stderr lockedBuffer
-	cl.Stdout, cl.Stderr = &stdout, &stderr
-	if err := cl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cl.Wait() }()
+	cl := r.start(t, "run", "--approve", "all", "--format", "json", "run the three commands")
+	exited, stdout, stderr := cl.exited, &cl.stdout, &cl.stderr
 
 	log := filepath.Join(r.dir, "log.txt")
-	victim := waitForLine(t, log, "long-start ", exited, &stderr)
+	victim := waitForLine(t, log, "long-start ", exited, stderr)
 	var killed *workerProc
 	for _, w := range r.workers {
 		if w.name == victim {

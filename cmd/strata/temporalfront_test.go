@@ -214,18 +214,12 @@ func TestTemporalTraceAcrossClientAndWorker(t *testing.T) {
 func TestTemporalRunInterrupted(t *testing.T) {
 	r := newTemporalRig(t, bashReply([]string{"echo start >> log.txt; sleep 2; echo end >> log.txt"}, "finished anyway"))
 	r.startWorkers(t, 1)
-	cl := r.client("run", "--approve", "all", "--format", "json", "a slow one")
-	var stdout, stderr lockedBuffer
-	cl.Stdout, cl.Stderr = &stdout, &stderr
-	if err := cl.Start(); err != nil {
-		t.Fatal(err)
-	}
-	exited := make(chan error, 1)
-	go func() { exited <- cl.Wait() }()
+	cl := r.start(t, "run", "--approve", "all", "--format", "json", "a slow one")
+	stderr := &cl.stderr
 	log := filepath.Join(r.dir, "log.txt")
-	waitForLine(t, log, "start", exited, &stderr)
+	waitForLine(t, log, "start", cl.exited, stderr)
 	cl.Process.Signal(os.Interrupt)
-	<-exited
+	<-cl.exited
 	if code := cl.ProcessState.ExitCode(); code != 130 || !strings.Contains(stderr.String(), "runs to its end on the workers") {
 		t.Fatalf("exit %d; want 130 and the hint\nstderr: %s", code, stderr.String())
 	}
