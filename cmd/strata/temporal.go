@@ -91,18 +91,15 @@ func (t temporalFlags) dial(ctx context.Context) (client.Client, error) {
 	return c, nil
 }
 
-// temporalLogger routes the SDK's log lines into strata's log file, dropping
-// its debug chatter; with --verbose they go to stderr as well.
+// temporalLogger routes the SDK's log lines into strata's log file; with
+// --verbose its warnings and errors go to stderr as well.
 func temporalLogger() tlog.Logger {
-	if logs.fileLog == nil && !logs.verbose {
-		return tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))
-	}
-	var h slog.Handler = slog.DiscardHandler
+	var hs []slog.Handler
 	if logs.fileLog != nil {
-		h = logs.fileLog.Handler()
+		hs = append(hs, logs.fileLog.Handler())
 	}
 	if logs.verbose {
-		h = slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})
+		hs = append(hs, slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	}
-	return tlog.NewStructuredLogger(slog.New(h).With("component", "temporal"))
+	return tlog.NewStructuredLogger(slog.New(slog.NewMultiHandler(hs...)).With("component", "temporal"))
 }
