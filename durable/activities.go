@@ -38,6 +38,9 @@ type Activities struct {
 	opts WorkerOptions
 	mu   sync.Mutex
 	ws   map[string]*opened
+
+	smu      sync.Mutex
+	sessions map[string]*shared // sessions the stage executions on this worker share, by id
 }
 
 // opened is a workspace a worker opened for a spec, and the loop
@@ -50,7 +53,8 @@ type opened struct {
 	err  error
 }
 
-// Register registers the session workflow and its activities on w and
+// Register registers the session workflow, the stage workflows and their
+// activities on w and
 // returns the activities, whose Close closes the workspaces they opened
 // (call it after the worker stopped).
 func Register(w worker.Registry, o WorkerOptions) *Activities {
@@ -60,6 +64,11 @@ func Register(w worker.Registry, o WorkerOptions) *Activities {
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelCallActivity})
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolCallActivity})
 	w.RegisterActivityWithOptions(a.Record, activity.RegisterOptions{Name: RecordActivity})
+	w.RegisterWorkflowWithOptions(StagesWorkflow, workflow.RegisterOptions{Name: StagesWorkflowName})
+	w.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
+	w.RegisterActivityWithOptions(a.BeginStages, activity.RegisterOptions{Name: BeginStagesActivity})
+	w.RegisterActivityWithOptions(a.RunStage, activity.RegisterOptions{Name: RunStageActivity})
+	w.RegisterActivityWithOptions(a.SaveStages, activity.RegisterOptions{Name: SaveStagesActivity})
 	return a
 }
 
@@ -121,22 +130,12 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 // builds its engine from. A session whose last turn has tool calls a
 // crash cut off fails (finish it with `strata sessions resume` first).
 func (a *Activities) Prepare(ctx context.Context, spec Spec) (Blueprint, error) {
-	if spec.SessionID == "" {
-		return Blueprint{}, temporal.NewNonRetryableApplicationError("durable: Spec.SessionID is empty: Client.Start sets it", "config", nil)
-	}
 	o, err := a.workspace(ctx, spec)
 	if err != nil {
 		return Blueprint{}, err
 	}
-	store := o.ws.Store()
-	if _, err := store.LoadSession(ctx, spec.SessionID); errors.Is(err, session.ErrNotFound) {
-		meta := session.SessionMeta{ID: spec.SessionID, Title: spec.Title, Cwd: o.ws.Dir(), AgentFile: spec.Agent,
-			Provider: o.ws.ProviderName(), Model: o.ws.Model(), Layout: o.ws.Layout()}
-		if _, err := store.CreateSession(ctx, meta); err != nil {
-			return Blueprint{}, fmt.Errorf("durable: create stored session %s: %w", spec.SessionID, err)
-		}
-	} else if err != nil {
-		return Blueprint{}, fmt.Errorf("durable: load stored session %s: %w", spec.SessionID, err)
+	if err := a.ensureSession(ctx, o, spec); err != nil {
+		return Blueprint{}, err
 	}
 	s, err := o.ws.ResumeSession(ctx, spec.SessionID, strata.SessionOptions{Mode: spec.Mode})
 	if err != nil {
@@ -291,7 +290,7 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 	return out, nil
 }
 
-// Record writes a prompt's events to the worker's session store through a
+// Record writes whole turns' events to the worker's session store through a
 // session.Recorder, skipping the turns the store already holds (by loop
 // id and turn index), so a retried record stores each turn once.
 func (a *Activities) Record(ctx context.Context, in RecordInput) error {

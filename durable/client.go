@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
+	sm "github.com/strata-agent/strata/workflow"
 )
 
 // DataConverter returns the data converter the clients and workers of
@@ -39,17 +40,21 @@ func NewClient(c client.Client, taskQueue string) *Client { return &Client{c: c,
 // WorkflowID returns the workflow id of session sessionID.
 func WorkflowID(sessionID string) string { return WorkflowIDPrefix + sessionID }
 
+// newSessionID returns a random 16-hex-digit session id, as the session
+// stores pick them.
+func newSessionID() string {
+	var b [8]byte
+	_, _ = rand.Read(b[:]) // crypto/rand.Read does not fail (Go 1.24)
+	return hex.EncodeToString(b[:])
+}
+
 // Start starts the workflow of spec's session and returns the session id:
 // spec.SessionID, or a new random 16-hex-digit id when empty. A session
 // whose workflow runs already is joined (nothing new starts); a stored
 // session whose workflow ended is resumed from the workers' store.
 func (c *Client) Start(ctx context.Context, spec Spec) (string, error) {
 	if spec.SessionID == "" {
-		var b [8]byte
-		if _, err := rand.Read(b[:]); err != nil {
-			return "", fmt.Errorf("durable: pick a session id: %w", err)
-		}
-		spec.SessionID = hex.EncodeToString(b[:])
+		spec.SessionID = newSessionID()
 	}
 	opts := client.StartWorkflowOptions{ID: WorkflowID(spec.SessionID), TaskQueue: c.queue,
 		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
@@ -119,8 +124,9 @@ func (c *Client) Approve(ctx context.Context, sessionID, id string, d agent.Deci
 }
 
 // Events returns the session's events from index after on (0 = from the
-// first), numbered across continue-as-new runs; events of runs before the
-// current one are not kept (the session store has their turns).
+// first), numbered across continue-as-new runs, at most MaxEventsPerQuery
+// at a time (ask again from after+len); events of runs before the current
+// one are not kept (the session store has their turns).
 func (c *Client) Events(ctx context.Context, sessionID string, after int) ([]event.Event, error) {
 	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", EventsQuery, after)
 	if err != nil {
@@ -131,6 +137,29 @@ func (c *Client) Events(ctx context.Context, sessionID string, after int) ([]eve
 		return nil, fmt.Errorf("durable: session %s: decode events: %w", sessionID, err)
 	}
 	return evs, nil
+}
+
+// RunStages runs stage workflow source (package workflow's format; file
+// names it in messages) with inputs in spec's session (a new one when
+// spec.SessionID is empty) and waits for its end: the final state, whose
+// Outcome is ok or fail. Started again for the same session and
+// definition, it goes on from the stored state (the stages that reached
+// Exit are not run again). It returns the session id with the state.
+func (c *Client) RunStages(ctx context.Context, spec Spec, file string, source []byte, inputs map[string]string) (string, *sm.State, error) {
+	if spec.SessionID == "" {
+		spec.SessionID = newSessionID()
+	}
+	opts := client.StartWorkflowOptions{ID: stagesID(spec.SessionID), TaskQueue: c.queue,
+		WorkflowIDConflictPolicy: enumspb.WORKFLOW_ID_CONFLICT_POLICY_USE_EXISTING}
+	run, err := c.c.ExecuteWorkflow(ctx, opts, StagesWorkflowName, StagesInput{Spec: spec, File: file, Source: string(source), Inputs: inputs})
+	if err != nil {
+		return spec.SessionID, nil, fmt.Errorf("durable: start stage workflow %s in session %s: %w", file, spec.SessionID, err)
+	}
+	var st *sm.State
+	if err := run.Get(ctx, &st); err != nil {
+		return spec.SessionID, st, fmt.Errorf("durable: stage workflow %s in session %s: %w", file, spec.SessionID, err)
+	}
+	return spec.SessionID, st, nil
 }
 
 // End ends the session's workflow once no prompt runs (a pending approval

@@ -25,7 +25,7 @@ func TestClientEndAndResume(t *testing.T) {
 	m := script(t, []llm.Block{use("toolu_c1", "fs_read", `{"operations":[{"mode":"Line","path":"notes.txt"}]}`)},
 		[]llm.Block{llm.TextBlock("Read.")}, []llm.Block{llm.TextBlock("Again.")})
 	store := session.NewMemory()
-	queue := "strata-client"
+	queue := "strata-client-" + newSessionID()
 	startWorker(t, c, queue, WorkerOptions{Options: options(dir, m, store)})
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()

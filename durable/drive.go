@@ -58,7 +58,8 @@ type ToolCallInput struct {
 	Call          llm.Block    `json:"call"`
 }
 
-// RecordInput is the record activity's input: a prompt's events.
+// RecordInput is the record activity's input: the events of whole turns
+// (and of a prompt's end) that the session recorder reads.
 type RecordInput struct {
 	Spec   Spec          `json:"spec"`
 	Events []event.Event `json:"events"`
@@ -79,6 +80,7 @@ func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, er
 	}
 	bg := context.Background() // the engine's context: no hooks run in workflow code
 	step := r.eng.Start(bg, r.st, text, nil)
+	var recErr error // the first record that failed: the prompt goes on, and reports it
 	for step.Kind != agent.StepDone {
 		switch step.Kind {
 		case agent.StepSend:
@@ -95,12 +97,30 @@ func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, er
 		case agent.StepRunTool:
 			step = r.eng.ToolDone(bg, r.st, r.runTool(ctx, step))
 		}
+		if err := r.record(ctx, r.turnsEnded()); err != nil && recErr == nil {
+			recErr = err
+		}
 	}
 	res := PromptResult{Result: step.Result, Error: stepError(step.Err)}
-	if err := r.record(ctx); err != nil && res.Error == nil {
-		res.Error = &agent.StepError{Text: err.Error()}
+	if err := r.record(ctx, len(r.events)); err != nil && recErr == nil {
+		recErr = err
+	}
+	if recErr != nil && res.Error == nil {
+		res.Error = &agent.StepError{Text: recErr.Error()}
 	}
 	return res, nil
+}
+
+// turnsEnded returns the index just past the last TurnEnd event: the
+// events of whole turns, which the record activity stores (and skips
+// whole on a retry).
+func (r *sessionRun) turnsEnded() int {
+	for i := len(r.events) - 1; i >= r.recorded; i-- {
+		if r.events[i].Kind == event.TurnEnd {
+			return i + 1
+		}
+	}
+	return r.recorded
 }
 
 // send runs a StepSend as the model-call activity: retried per provider
@@ -116,6 +136,9 @@ func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
 	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request}).Get(ctx, &out)
 	if err != nil {
 		return r.eng.Responded(bg, r.st, nil, activityCause(err))
+	}
+	if out.Response == nil {
+		return r.eng.Responded(bg, r.st, nil, fmt.Errorf("durable: the model-call activity returned no response"))
 	}
 	for id, v := range out.Verdicts {
 		r.verdicts[id] = v
@@ -207,11 +230,28 @@ func (r *sessionRun) heartbeat() time.Duration {
 	return ToolHeartbeat
 }
 
-// record writes the events since the last record to the worker's session
-// store (the record activity is idempotent by loop id and turn index).
-// It runs even when the workflow is being cancelled.
-func (r *sessionRun) record(ctx workflow.Context) error {
-	if r.recorded == len(r.events) {
+// recordKinds are the events the session recorder reads
+// (session.Recorder); the others (stream deltas above all) stay out of the
+// record activity's input, which Temporal caps in size.
+var recordKinds = map[event.Kind]bool{event.SessionTurnStart: true, event.CacheKeepAlive: true, event.TurnStart: true,
+	event.MessageEnd: true, event.ProviderResponse: true, event.ToolExecutionEnd: true, event.TurnEnd: true}
+
+// record writes events[recorded:upTo] to the worker's session store, after
+// every turn and at the end of the prompt (the record activity is
+// idempotent by loop id and turn index). It runs even when the workflow is
+// being cancelled.
+func (r *sessionRun) record(ctx workflow.Context, upTo int) error {
+	if upTo <= r.recorded {
+		return nil
+	}
+	var evs []event.Event
+	for _, e := range r.events[r.recorded:upTo] {
+		if recordKinds[e.Kind] {
+			evs = append(evs, e)
+		}
+	}
+	r.recorded = upTo
+	if len(evs) == 0 {
 		return nil
 	}
 	if ctx.Err() != nil {
@@ -219,11 +259,9 @@ func (r *sessionRun) record(ctx workflow.Context) error {
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 10}})
-	evs := r.events[r.recorded:]
 	if err := workflow.ExecuteActivity(actx, RecordActivity, RecordInput{Spec: r.in.Spec, Events: evs}).Get(ctx, nil); err != nil {
 		return fmt.Errorf("durable: session %s: the prompt ran but its turns could not be stored on a worker: %w", r.bp.SessionID, activityCause(err))
 	}
-	r.recorded = len(r.events)
 	return nil
 }
 

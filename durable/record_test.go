@@ -99,19 +99,38 @@ func TestRecordHistories(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", r.name, err)
 		}
-		hs := histories(ctx, t, c, WorkflowID(id))
-		for i, h := range hs {
-			b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(h)
-			if err != nil {
-				t.Fatal(err)
-			}
-			name := filepath.Join("testdata", fmt.Sprintf("%s.%d.history.json", r.name, i+1))
-			if err := os.WriteFile(name, b, 0o644); err != nil {
-				t.Fatal(err)
-			}
-			t.Logf("wrote %s (%d events)", name, len(h.Events))
-		}
+		writeHistories(t, r.name, histories(ctx, t, c, WorkflowID(id)))
 		cancel()
+	}
+
+	// A stage workflow: the parent's history and its first child's.
+	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
+	defer cancel()
+	id := runReviewStages(ctx, t, c, queue+"-stages", dir, "rec-stages")
+	parent := histories(ctx, t, c, stagesID(id))
+	var child string
+	for _, e := range parent[0].Events {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && child == "" {
+			child = a.GetWorkflowId()
+		}
+	}
+	writeHistories(t, "stages", parent)
+	writeHistories(t, "stage_child", histories(ctx, t, c, child))
+}
+
+// writeHistories writes the histories of a workflow's runs as
+// testdata/NAME.N.history.json.
+func writeHistories(t *testing.T, name string, hs []*historypb.History) {
+	for i, h := range hs {
+		b, err := temporalproto.CustomJSONMarshalOptions{Indent: " "}.Marshal(h)
+		if err != nil {
+			t.Fatal(err)
+		}
+		file := filepath.Join("testdata", fmt.Sprintf("%s.%d.history.json", name, i+1))
+		if err := os.WriteFile(file, b, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		t.Logf("wrote %s (%d events)", file, len(h.Events))
 	}
 }
 

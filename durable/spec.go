@@ -43,7 +43,8 @@ const (
 	// EndSignal ends the session workflow once no prompt runs (no
 	// argument); a pending approval is rejected.
 	EndSignal = "end"
-	// EventsQuery returns the events after an index (argument: int).
+	// EventsQuery returns the events from an index on (argument: int), at
+	// most MaxEventsPerQuery of them.
 	EventsQuery = "events"
 	// PendingQuery returns the pending approval (*agent.ApprovalRequest,
 	// nil when none).
@@ -90,6 +91,10 @@ type Spec struct {
 	// calls heartbeat four times per timeout.
 	ToolHeartbeat time.Duration `json:"tool_heartbeat,omitempty"`
 }
+
+// MaxEventsPerQuery bounds the events one EventsQuery returns, so its
+// answer stays within gRPC's message size; ask again from the next index.
+const MaxEventsPerQuery = 1000
 
 // DefaultPromptsPerRun is Spec.PromptsPerRun's default.
 const DefaultPromptsPerRun = 20

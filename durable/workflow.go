@@ -141,7 +141,8 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 
 // build makes the run's engine from the blueprint: a fresh layout
 // instance, spec-only tools, the worker's verdicts for the authority
-// stack, ids from a sequence seeded by the workflow id and workflow time.
+// stack, ids from a sequence seeded by the session's workflow id and
+// workflow time.
 func (r *sessionRun) build(ctx workflow.Context) error {
 	bp := r.bp
 	layout, err := prompt.Lookup(bp.Layout)
@@ -156,7 +157,7 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 	}
 	bus := event.NewBus()
 	bus.SubscribeSync(func(e event.Event) { r.events = append(r.events, e) })
-	seed := workflow.GetInfo(ctx).WorkflowExecution.ID
+	seed := WorkflowID(r.in.Spec.SessionID) // from the input, not the execution: the same in every replay
 	cfg := agent.Config{
 		Provider: stubProvider{name: bp.Provider, api: bp.API}, Layout: layout, Tools: tool.NewRegistry(tools...),
 		Model: bp.Model, Params: bp.Params, Context: bp.Context, MaxTurns: bp.MaxTurns, MaxSessionTokens: bp.MaxSessionTokens,
@@ -236,7 +237,7 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 		if i > len(r.events) {
 			return nil, nil
 		}
-		return r.events[i:], nil
+		return r.events[i:min(len(r.events), i+MaxEventsPerQuery)], nil
 	})
 	if err != nil {
 		return err

@@ -83,12 +83,10 @@ type runner struct {
 // error when it was cancelled (state kept: Resume goes on), or the error
 // that stopped it.
 func Run(ctx context.Context, ws *strata.Workspace, s *strata.Session, d *Definition, inputs map[string]string, o Options) (*State, error) {
-	in, err := d.Resolve(inputs)
+	st, err := Begin(d, inputs)
 	if err != nil {
 		return nil, err
 	}
-	st := &State{Workflow: d.Name, File: d.File, Source: string(d.Source), Inputs: in, Next: d.Stages[0].Name,
-		Slots: map[string]Slot{}, RetriesUsed: map[string]int{}, Attempts: map[string]int{}}
 	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: st}
 	if err := r.save(ctx); err != nil {
 		return st, err
@@ -155,18 +153,8 @@ func (r *runner) run(ctx context.Context) (*State, error) {
 			}
 			return r.st, err
 		}
-		next := r.transition(e, idx, outcome)
 		r.stMu.Lock()
-		r.st.Next, r.st.Done, r.st.Feedback = next, nil, ""
-		if outcome == Retry {
-			r.st.Feedback = r.st.Slots[e.Name].Reason
-		}
-		if next == "" {
-			r.st.Outcome = OK
-			if outcome == Fail {
-				r.st.Outcome = Fail
-			}
-		}
+		advance(r.def, r.st, e, idx, outcome)
 		r.stMu.Unlock()
 		if err := r.save(ctx); err != nil {
 			return r.st, err
@@ -184,14 +172,14 @@ func outcomeOr(outcome string, err error) string {
 }
 
 // transition returns the entry outcome leads to after entry e (at index
-// idx), "" for the end.
-func (r *runner) transition(e *Stage, idx int, outcome string) string {
+// idx) of d, "" for the end.
+func transition(d *Definition, e *Stage, idx int, outcome string) string {
 	to := ""
 	switch outcome {
 	case OK:
 		to = e.Next.OK
-		if to == "" && idx+1 < len(r.def.Stages) {
-			to = r.def.Stages[idx+1].Name
+		if to == "" && idx+1 < len(d.Stages) {
+			to = d.Stages[idx+1].Name
 		}
 	case Retry:
 		to = e.Next.Retry

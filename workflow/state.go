@@ -77,22 +77,13 @@ func LoadState(ctx context.Context, store session.Store, id string) (*State, err
 
 // save writes the state to the store (nothing when the store keeps none).
 func (r *runner) save(ctx context.Context) error {
-	ws, ok := r.store.(session.WorkflowStates)
-	if !ok {
-		return nil
-	}
 	r.stMu.Lock()
 	b, err := json.Marshal(r.st)
 	r.stMu.Unlock()
 	if err != nil {
 		return fmt.Errorf("workflow %s: encode state: %w", r.def.Name, err)
 	}
-	// The state is saved even when ctx is cancelled: an Exit that ran
-	// must not be lost.
-	if err := ws.SaveWorkflowState(context.WithoutCancel(ctx), r.sess.ID(), b); err != nil {
-		return fmt.Errorf("workflow %s: save state: %w", r.def.Name, err)
-	}
-	return nil
+	return saveJSON(ctx, r.store, r.sess.ID(), r.def.Name, b)
 }
 
 // slots returns the state slots as template data: each completion decoded.

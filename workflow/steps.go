@@ -1,0 +1,144 @@
+package workflow
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/session"
+)
+
+// The steps of a run, for drivers that keep the State themselves and run
+// each stage execution elsewhere (package durable: a Temporal workflow
+// taking the transitions, a child workflow per stage execution;
+// docs/durable.md). Run and Resume are these steps in one process.
+
+// Begin returns the first state of a run of d with inputs (declared names
+// only; defaults filled), as Run stores it before its first stage. It
+// fails like Run on bad inputs.
+func Begin(d *Definition, inputs map[string]string) (*State, error) {
+	in, err := d.Resolve(inputs)
+	if err != nil {
+		return nil, err
+	}
+	return &State{Workflow: d.Name, File: d.File, Source: string(d.Source), Inputs: in, Next: d.Stages[0].Name,
+		Slots: map[string]Slot{}, RetriesUsed: map[string]int{}, Attempts: map[string]int{}}, nil
+}
+
+// RunStage runs one execution of stage — a top-level stage, or a sibling
+// or the join of the parallel group named group — of the run whose state
+// is st, on a fork of session s of workspace ws: Setup, the check gate,
+// Init, Act, Assert and Exit as Run runs them (docs/workflows.md,
+// "lifecycle"), with the same events and authority. It saves nothing: it
+// returns the outcome and the state after the stage's Exit (a copy; st is
+// not changed). An error means the stage did not reach Exit (cancelled, or
+// it could not run); an unknown stage or group is an error naming it.
+func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, stage, group string, o Options) (string, *State, error) {
+	d, err := Parse(st.File, []byte(st.Source))
+	if err != nil {
+		return "", nil, fmt.Errorf("workflow %s: the state's definition: %w", st.Workflow, err)
+	}
+	e := d.stage(stage, group)
+	if e == nil {
+		return "", nil, fmt.Errorf("workflow %s has no stage %q in group %q", d.Name, stage, group)
+	}
+	b, err := json.Marshal(st)
+	if err != nil {
+		return "", nil, fmt.Errorf("workflow %s: copy the state: %w", d.Name, err)
+	}
+	cp := &State{}
+	if err := json.Unmarshal(b, cp); err != nil {
+		return "", nil, fmt.Errorf("workflow %s: copy the state: %w", d.Name, err)
+	}
+	for _, m := range []*map[string]int{&cp.RetriesUsed, &cp.Attempts} {
+		if *m == nil {
+			*m = map[string]int{}
+		}
+	}
+	if cp.Slots == nil {
+		cp.Slots = map[string]Slot{}
+	}
+	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: cp}
+	outcome, err := r.stage(ctx, e, group)
+	return outcome, cp, err
+}
+
+// stage returns the stage named name: top-level when group is "", else a
+// sibling or the join of group (nil when there is none).
+func (d *Definition) stage(name, group string) *Stage {
+	if group == "" {
+		e, _ := d.find(name)
+		if e == nil || e.IsGroup() {
+			return nil
+		}
+		return e
+	}
+	g, _ := d.find(group)
+	if g == nil || !g.IsGroup() {
+		return nil
+	}
+	for i := range g.Parallel {
+		if g.Parallel[i].Name == name {
+			return &g.Parallel[i]
+		}
+	}
+	if g.Join != nil && g.Join.Name == name {
+		return g.Join
+	}
+	return nil
+}
+
+// Advance takes the outcome of top-level entry as Run does after each
+// entry: the transition to the next entry ("" at the end), the feedback of
+// a retry for the stage it leads to, the group's done siblings cleared,
+// the workflow's outcome once it ended. It changes st and returns the next
+// entry; an entry d does not have is an error naming it.
+func Advance(d *Definition, st *State, entry, outcome string) (string, error) {
+	e, idx := d.find(entry)
+	if e == nil {
+		return "", fmt.Errorf("workflow %s: the state names stage %q, which the definition does not have", d.Name, entry)
+	}
+	return advance(d, st, e, idx, outcome), nil
+}
+
+// advance is Advance for the entry e at index idx (the caller holds the
+// state's lock).
+func advance(d *Definition, st *State, e *Stage, idx int, outcome string) string {
+	next := transition(d, e, idx, outcome)
+	st.Next, st.Done, st.Feedback = next, nil, ""
+	if outcome == Retry {
+		st.Feedback = st.Slots[e.Name].Reason
+	}
+	if next == "" {
+		st.Outcome = OK
+		if outcome == Fail {
+			st.Outcome = Fail
+		}
+	}
+	return next
+}
+
+// SaveState stores st as session id's workflow state in store: what
+// LoadState and Resume read. A store that keeps no workflow states
+// (session.WorkflowStates) stores nothing.
+func SaveState(ctx context.Context, store session.Store, id string, st *State) error {
+	b, err := json.Marshal(st)
+	if err != nil {
+		return fmt.Errorf("workflow %s: encode state: %w", st.Workflow, err)
+	}
+	return saveJSON(ctx, store, id, st.Workflow, b)
+}
+
+// saveJSON writes an encoded state, even when ctx is cancelled: an Exit
+// that ran must not be lost.
+func saveJSON(ctx context.Context, store session.Store, id, workflow string, b []byte) error {
+	ws, ok := store.(session.WorkflowStates)
+	if !ok {
+		return nil
+	}
+	if err := ws.SaveWorkflowState(context.WithoutCancel(ctx), id, b); err != nil {
+		return fmt.Errorf("workflow %s: save state: %w", workflow, err)
+	}
+	return nil
+}
