@@ -35,7 +35,7 @@ type temporalRig struct {
 // each request with reply(request body, tool_result blocks in it).
 func newTemporalRig(t *testing.T, reply func(body string, results int) replay.Reply) *temporalRig {
 	t.Helper()
-	addr := temporaltest.Address(t)
+	temporaltest.Address(t) // skip before serving anything when there is no server
 	srv, err := replay.NewResponder(func(r replay.Request) replay.Response {
 		body := string(r.Body)
 		resp, err := replay.Turn(llm.APIAnthropic, reply(body, strings.Count(body, `"type":"tool_result"`)))
@@ -48,7 +48,13 @@ func newTemporalRig(t *testing.T, reply func(body string, results int) replay.Re
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { srv.Close() })
-	return &temporalRig{addr: addr, queue: fmt.Sprintf("strata-test-%s-%d", t.Name(), time.Now().UnixNano()),
+	return temporalRigOn(t, srv)
+}
+
+// temporalRigOn is a rig whose workers are answered by the model server srv.
+func temporalRigOn(t *testing.T, srv *replay.Server) *temporalRig {
+	t.Helper()
+	return &temporalRig{addr: temporaltest.Address(t), queue: fmt.Sprintf("strata-test-%s-%d", t.Name(), time.Now().UnixNano()),
 		dir: t.TempDir(), store: filepath.Join(t.TempDir(), "sessions.db"), model: srv}
 }
 

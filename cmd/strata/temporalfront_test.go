@@ -13,9 +13,11 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/internal/waterfall"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
+	"github.com/strata-agent/strata/workflow"
 )
 
 // The front ends on Temporal: chat, acp, the flag checks and the trace
@@ -247,5 +249,46 @@ func TestTemporalRunInterrupted(t *testing.T) {
 	}
 	if lines := readLines(t, log); len(lines) != 2 || lines[1] != "end" {
 		t.Errorf("log.txt = %q: the tool did not run to its end", lines)
+	}
+}
+
+// TestTemporalWorkflowRun: 'strata workflow run --temporal' runs the
+// fix-tests example's plan → implement → test stages on two workers (each
+// stage a child workflow): the outcome is ok, every stage's slot is
+// written, and the implement stage's fs_write fixed the module.
+func TestTemporalWorkflowRun(t *testing.T) {
+	temporaltest.Address(t)
+	dir := workflowFixture(t)
+	def, _ := filepath.Abs(filepath.Join("..", "..", "examples", "workflows", "fix-tests.yaml"))
+	srv, _ := workflowModel(t, map[string]string{"plan": "You plan a change", "implement": "You implement this plan", "test": "Run the module's tests"},
+		func(stage string, n int) (string, any) {
+			switch {
+			case stage == "plan":
+				return workflow.CompletionTool, map[string]string{"plan": "make Add add"}
+			case stage == "implement" && n == 0:
+				return "fs_write", map[string]string{"command": "create", "path": "calc.go", "file_text": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}
+			case stage == "implement":
+				return workflow.CompletionTool, map[string]string{"result": "fixed"}
+			}
+			return workflow.CompletionTool, map[string]string{"result": "ok"}
+		})
+	t.Cleanup(func() { srv.Close() })
+	r := temporalRigOn(t, srv)
+	r.dir = dir
+	r.startWorkers(t, 2)
+	cl := r.client("workflow", "run", def, "--input", "goal=make TestAdd pass", "--model", "claude-sonnet-4-5", "--format", "json")
+	out, err := cl.Output()
+	if err != nil {
+		t.Fatalf("workflow run: %v\n%s\nworkers: %s", err, out, r.workerLogs())
+	}
+	var st workflow.State
+	if err := json.Unmarshal(out, &st); err != nil {
+		t.Fatalf("not a state: %v\n%s", err, out)
+	}
+	if st.Outcome != "ok" || len(st.Slots) != 3 {
+		t.Fatalf("state: outcome %q, slots %v; want ok and plan, implement, test", st.Outcome, st.Slots)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "calc.go")); !strings.Contains(string(b), "return a + b") {
+		t.Errorf("calc.go was not fixed:\n%s", b)
 	}
 }
