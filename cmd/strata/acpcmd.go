@@ -10,7 +10,6 @@ import (
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/acp"
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/durable"
 )
 
 func init() { register(newACPCmd) }
@@ -73,16 +72,11 @@ func acpMain(ctx context.Context, f runFlags, kiro bool) error {
 // (acp.ServeRemote): each session/new starts a session workflow whose
 // workspace is the client's cwd.
 func remoteACP(ctx context.Context, f runFlags, t temporalFlags, kiro bool) error {
-	spec, err := specOf(f, "")
+	spec, dc, closeClient, err := submitter(ctx, f, t, "")
 	if err != nil {
 		return err
 	}
-	c, err := t.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
-	dc := durable.NewClient(c, t.taskQueue)
+	defer closeClient()
 	open := func(ctx context.Context, cwd string, mode agent.Mode) (string, error) {
 		sp := spec
 		sp.Dir, sp.Mode = cwd, mode

@@ -57,6 +57,21 @@ func specOf(f runFlags, session string) (durable.Spec, error) {
 		Layout: f.layout, Mode: mode, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens}, nil
 }
 
+// submitter returns the Spec of the run flags f for session (see specOf)
+// and a durable.Client of t's server and queue; the caller calls the
+// returned close.
+func submitter(ctx context.Context, f runFlags, t temporalFlags, session string) (durable.Spec, *durable.Client, func(), error) {
+	spec, err := specOf(f, session)
+	if err != nil {
+		return durable.Spec{}, nil, nil, err
+	}
+	c, err := t.dial(ctx)
+	if err != nil {
+		return durable.Spec{}, nil, nil, err
+	}
+	return spec, durable.NewClient(c, t.taskQueue), c.Close, nil
+}
+
 // startRemote starts (or, with --session, resumes) the session workflow for
 // f on t's workers and says its id on stderr.
 func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSession, func(), error) {
@@ -66,18 +81,13 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 	if f.continueHere {
 		return nil, nil, usagef("-c/--continue with --temporal: the sessions are in the workers' store; pass --session ID")
 	}
-	spec, err := specOf(f, f.session)
+	spec, dc, closeClient, err := submitter(ctx, f, t, f.session)
 	if err != nil {
 		return nil, nil, err
 	}
-	c, err := t.dial(ctx)
-	if err != nil {
-		return nil, nil, err
-	}
-	dc := durable.NewClient(c, t.taskQueue)
 	id, err := dc.Start(ctx, spec)
 	if err != nil {
-		c.Close()
+		closeClient()
 		return nil, nil, fmt.Errorf("starting the session workflow on %s (task queue %s): %w", t.addr, t.taskQueue, err)
 	}
 	fmt.Fprintf(os.Stderr, "strata: session %s on Temporal %s (task queue %s, workflow %s%s)\n", id, t.addr, t.taskQueue, durable.WorkflowIDPrefix, id)
@@ -87,7 +97,7 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 		rs.tracer = sdk.TracerProvider.Tracer("github.com/strata-agent/strata/cmd/strata")
 	}
 	rs.out.setSession(id)
-	return rs, c.Close, nil
+	return rs, closeClient, nil
 }
 
 // prompt runs text as the session's next prompt on the workers, printing the

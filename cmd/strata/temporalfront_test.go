@@ -260,18 +260,7 @@ func TestTemporalWorkflowRun(t *testing.T) {
 	temporaltest.Address(t)
 	dir := workflowFixture(t)
 	def, _ := filepath.Abs(filepath.Join("..", "..", "examples", "workflows", "fix-tests.yaml"))
-	srv, _ := workflowModel(t, map[string]string{"plan": "You plan a change", "implement": "You implement this plan", "test": "Run the module's tests"},
-		func(stage string, n int) (string, any) {
-			switch {
-			case stage == "plan":
-				return workflow.CompletionTool, map[string]string{"plan": "make Add add"}
-			case stage == "implement" && n == 0:
-				return "fs_write", map[string]string{"command": "create", "path": "calc.go", "file_text": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}
-			case stage == "implement":
-				return workflow.CompletionTool, map[string]string{"result": "fixed"}
-			}
-			return workflow.CompletionTool, map[string]string{"result": "ok"}
-		})
+	srv, _ := workflowModel(t, map[string]string{"plan": "You plan a change", "implement": "You implement this plan", "test": "Run the module's tests"}, fixTestsStep)
 	t.Cleanup(func() { srv.Close() })
 	r := temporalRigOn(t, srv)
 	r.dir = dir

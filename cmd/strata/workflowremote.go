@@ -10,8 +10,6 @@ import (
 	"os"
 	"os/signal"
 	"slices"
-
-	"github.com/strata-agent/strata/durable"
 )
 
 // remoteWorkflow runs the stage workflow in file on t's Temporal workers
@@ -33,19 +31,15 @@ func remoteWorkflow(ctx context.Context, f runFlags, t temporalFlags, file strin
 	if _, err := rand.Read(b[:]); err != nil {
 		return err
 	}
-	spec, err := specOf(f, hex.EncodeToString(b[:]))
+	spec, dc, closeClient, err := submitter(ctx, f, t, hex.EncodeToString(b[:]))
 	if err != nil {
 		return err
 	}
-	c, err := t.dial(ctx)
-	if err != nil {
-		return err
-	}
-	defer c.Close()
+	defer closeClient()
 	fmt.Fprintf(os.Stderr, "strata: session %s on Temporal %s (task queue %s, workflow strata-stages-%s)\n", spec.SessionID, t.addr, t.taskQueue, spec.SessionID)
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
-	id, st, runErr := durable.NewClient(c, t.taskQueue).RunStages(ctx, spec, file, source, inputs)
+	id, st, runErr := dc.RunStages(ctx, spec, file, source, inputs)
 	if ctx.Err() != nil {
 		return fmt.Errorf("stopped waiting: the stage workflow goes on on the workers; its state is stored in session %s (strata workflow resume %s on a worker's store)", id, id)
 	}
