@@ -105,19 +105,25 @@ func (s *Session) Prompt(ctx context.Context, text string, steer <-chan string) 
 	}
 }
 
-// Drain observes the events logged since the last call.
+// Drain observes the events logged since the last call. The service may
+// answer a bounded batch at a time (durable: 1000 events): Drain asks again
+// until an answer is empty.
 func (s *Session) Drain(ctx context.Context) error {
-	evs, err := s.Service.Events(ctx, s.ID, s.seen)
-	if err != nil {
-		return fmt.Errorf("reading the events of session %s: %w", s.ID, err)
-	}
-	for _, e := range evs {
-		if s.Observe != nil {
-			s.Observe(e)
+	for {
+		evs, err := s.Service.Events(ctx, s.ID, s.seen)
+		if err != nil {
+			return fmt.Errorf("reading the events of session %s: %w", s.ID, err)
 		}
+		if len(evs) == 0 {
+			return nil
+		}
+		for _, e := range evs {
+			if s.Observe != nil {
+				s.Observe(e)
+			}
+		}
+		s.seen += len(evs)
 	}
-	s.seen += len(evs)
-	return nil
 }
 
 // answerPending asks for the session's pending approval and, when one not
