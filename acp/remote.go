@@ -78,7 +78,6 @@ type remoteServer struct {
 type remoteSess struct {
 	drive  remote.Session
 	mapper *mapper
-	run    sync.Mutex    // held while a prompt runs
 	steer  chan string   // a running prompt's steering lines
 	done   chan struct{} // closed when the running prompt ends; nil when none runs
 	stop   sdk.StopReason

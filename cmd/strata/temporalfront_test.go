@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -120,9 +121,16 @@ func TestTemporalFlagErrors(t *testing.T) {
 // acp-go-sdk's client: session/new starts a session workflow, the prompt's
 // events arrive as session/updates (the tool call and its result, the
 // answer), and the execute_bash approval goes to the client as
-// session/request_permission (allowed: the command ran once).
+// session/request_permission (allowed: the command ran once); a second
+// session/prompt sent while the command runs steers the first.
 func TestTemporalACP(t *testing.T) {
-	r := newTemporalRig(t, bashReply([]string{"echo via-acp >> log.txt"}, "acp answer"))
+	answer := bashReply([]string{"sleep 1; echo via-acp >> log.txt"}, "acp answer")
+	r := newTemporalRig(t, func(body string, n int) replay.Reply {
+		if strings.Contains(body, "mind the README") {
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("acp answer, steered")}}
+		}
+		return answer(body, n)
+	})
 	r.startWorkers(t, 1)
 	c := &sdkClient{answer: "allow_once"}
 	conn := startACP(t, r.dir, t.TempDir(), c, "--temporal", r.addr, "--task-queue", r.queue, "--approve", "ask")
@@ -131,9 +139,28 @@ func TestTemporalACP(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// A second session/prompt while the approved command runs steers the
+	// first and ends with it.
+	steered := make(chan error, 1)
+	go func() {
+		for deadline := time.Now().Add(time.Minute); !c.seen(sdk.ToolCallStatusInProgress); time.Sleep(10 * time.Millisecond) {
+			if time.Now().After(deadline) {
+				steered <- errors.New("the command never showed as in progress")
+				return
+			}
+		}
+		res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("mind the README")}})
+		if err == nil && res.StopReason != sdk.StopReasonEndTurn {
+			err = fmt.Errorf("steering prompt stopped %s", res.StopReason)
+		}
+		steered <- err
+	}()
 	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run it")}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v\nworkers: %s", res, err, r.workerLogs())
+	}
+	if err := <-steered; err != nil {
+		t.Errorf("the steering prompt: %v", err)
 	}
 	c.mu.Lock()
 	var text strings.Builder
@@ -147,7 +174,7 @@ func TestTemporalACP(t *testing.T) {
 		}
 	}
 	c.mu.Unlock()
-	if !strings.Contains(text.String(), "acp answer") || !completed {
+	if !strings.Contains(text.String(), "acp answer, steered") || !completed {
 		t.Errorf("updates lack the answer (got %q) or the completed tool call (%v)", text.String(), completed)
 	}
 	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "via-acp" {
@@ -280,4 +307,16 @@ func TestTemporalWorkflowRun(t *testing.T) {
 	if b, _ := os.ReadFile(filepath.Join(dir, "calc.go")); !strings.Contains(string(b), "return a + b") {
 		t.Errorf("calc.go was not fixed:\n%s", b)
 	}
+}
+
+// seen reports whether a tool_call_update with status arrived.
+func (c *sdkClient) seen(status sdk.ToolCallStatus) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	for _, u := range c.updates {
+		if tc := u.ToolCallUpdate; tc != nil && tc.Status != nil && *tc.Status == status {
+			return true
+		}
+	}
+	return false
 }
