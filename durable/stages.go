@@ -289,14 +289,14 @@ func (a *Activities) RunStage(ctx context.Context, in StageInput) (StageResult, 
 	if err != nil {
 		return StageResult{}, err
 	}
-	s, release, err := a.stageSession(ctx, o, in.Spec.SessionID)
+	sh, release, err := a.stageSession(ctx, o, in.Spec.SessionID)
 	if err != nil {
 		return StageResult{}, err
 	}
 	defer release()
 	stop := heartbeat(ctx, func() any { return in.Stage })
 	defer stop()
-	outcome, st, err := sm.RunStage(ctx, o.ws, s, in.State, in.Stage, in.Group, sm.Options{})
+	outcome, st, err := sm.RunStage(ctx, o.ws, sh.s, in.State, in.Stage, in.Group, sm.Options{}, &sh.forks)
 	switch {
 	case err != nil && ctx.Err() != nil:
 		return StageResult{}, temporal.NewCanceledError(fmt.Sprintf("durable: stage %s was cancelled", in.Stage))
@@ -308,14 +308,15 @@ func (a *Activities) RunStage(ctx context.Context, in StageInput) (StageResult, 
 
 // shared is a session the stage executions on this worker share.
 type shared struct {
-	s    *strata.Session
-	refs int
+	s     *strata.Session
+	refs  int
+	forks sync.Mutex // one Fork of s at a time, across the stages sharing it
 }
 
 // stageSession returns the worker's open Session of id (opening it holds
 // the session's writer lease) and a release that closes it after its last
 // user. A session another process holds is a retryable error.
-func (a *Activities) stageSession(ctx context.Context, o *opened, id string) (*strata.Session, func(), error) {
+func (a *Activities) stageSession(ctx context.Context, o *opened, id string) (*shared, func(), error) {
 	a.smu.Lock()
 	defer a.smu.Unlock()
 	if a.sessions == nil {
@@ -335,7 +336,7 @@ func (a *Activities) stageSession(ctx context.Context, o *opened, id string) (*s
 	}
 	sh.refs++
 	var once sync.Once
-	return sh.s, func() {
+	return sh, func() {
 		once.Do(func() {
 			a.smu.Lock()
 			defer a.smu.Unlock()

@@ -72,8 +72,8 @@ type runner struct {
 
 	stMu   sync.Mutex // guards st
 	st     *State
-	evMu   sync.Mutex // serialises events
-	forkMu sync.Mutex // one Session.Fork at a time
+	evMu   sync.Mutex  // serialises events
+	forkMu *sync.Mutex // one Session.Fork of the session at a time
 }
 
 // Run runs workflow d in session s of workspace ws with inputs (declared
@@ -87,7 +87,7 @@ func Run(ctx context.Context, ws *strata.Workspace, s *strata.Session, d *Defini
 	if err != nil {
 		return nil, err
 	}
-	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: st}
+	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: st, forkMu: &sync.Mutex{}}
 	if err := r.save(ctx); err != nil {
 		return st, err
 	}
@@ -115,7 +115,7 @@ func Resume(ctx context.Context, ws *strata.Workspace, s *strata.Session, o Opti
 	if st.Slots == nil {
 		st.Slots = map[string]Slot{}
 	}
-	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: st}
+	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: st, forkMu: &sync.Mutex{}}
 	if st.Next == "" {
 		return st, r.result()
 	}

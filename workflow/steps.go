@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"sync"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/session"
@@ -34,7 +35,10 @@ func Begin(d *Definition, inputs map[string]string) (*State, error) {
 // returns the outcome and the state after the stage's Exit (a copy; st is
 // not changed). An error means the stage did not reach Exit (cancelled, or
 // it could not run); an unknown stage or group is an error naming it.
-func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, stage, group string, o Options) (string, *State, error) {
+// forks is held around each Session.Fork the stage makes: drivers running
+// several stages of one Session at once pass the same mutex (Fork is not
+// safe for concurrent use on one session; Run serialises its own).
+func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, stage, group string, o Options, forks *sync.Mutex) (string, *State, error) {
 	d, err := Parse(st.File, []byte(st.Source))
 	if err != nil {
 		return "", nil, fmt.Errorf("workflow %s: the state's definition: %w", st.Workflow, err)
@@ -59,7 +63,10 @@ func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *
 	if cp.Slots == nil {
 		cp.Slots = map[string]Slot{}
 	}
-	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: cp}
+	if forks == nil {
+		forks = &sync.Mutex{}
+	}
+	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: cp, forkMu: forks}
 	outcome, err := r.stage(ctx, e, group)
 	return outcome, cp, err
 }
