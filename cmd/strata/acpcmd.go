@@ -77,11 +77,12 @@ func remoteACP(ctx context.Context, f runFlags, t temporalFlags, kiro bool) erro
 		return err
 	}
 	defer closeClient()
+	mode, _ := approvalMode(f.approve) // validated by submitter
 	open := func(ctx context.Context, cwd string, mode agent.Mode) (string, error) {
 		sp := spec
-		sp.Dir, sp.Mode = cwd, mode
+		sp.Dir, sp.Mode = cwd, mode // the client shows the mode: it is always sent
 		return dc.Start(ctx, sp)
 	}
 	fmt.Fprintf(os.Stderr, "strata: ACP sessions run on Temporal %s (task queue %s)\n", t.addr, t.taskQueue)
-	return acp.ServeRemote(ctx, acp.RemoteOptions{Service: dc, Open: open, Mode: spec.Mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
+	return acp.ServeRemote(ctx, acp.RemoteOptions{Service: dc, Open: open, Mode: mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
 }

@@ -57,13 +57,20 @@ func specOf(f runFlags, session string) (durable.Spec, error) {
 		Layout: f.layout, Mode: mode, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens}, nil
 }
 
-// submitter returns the Spec of the run flags f for session (see specOf)
-// and a durable.Client of t's server and queue; the caller calls the
-// returned close.
+// submitter returns the Spec of the run flags f for session (see specOf;
+// --layout and --approve only when given on the command line) and a
+// durable.Client of t's server and queue; the caller calls the returned
+// close.
 func submitter(ctx context.Context, f runFlags, t temporalFlags, session string) (durable.Spec, *durable.Client, func(), error) {
 	spec, err := specOf(f, session)
 	if err != nil {
 		return durable.Spec{}, nil, nil, err
+	}
+	if t.changed != nil && !t.changed("layout") {
+		spec.Layout = "" // the workers' --layout
+	}
+	if t.changed != nil && !t.changed("approve") {
+		spec.Mode = "" // the workers' --approve
 	}
 	c, err := t.dial(ctx)
 	if err != nil {

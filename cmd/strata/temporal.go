@@ -35,10 +35,15 @@ session database. README, "Running on Temporal"; docs/durable.md.`
 // ('strata worker').
 type temporalFlags struct {
 	addr, taskQueue, namespace string
+	// changed reports whether a flag was given on the command line (the
+	// FlagSet's Changed): a submitted Spec carries --layout and --approve
+	// only when given, so that the workers' own defaults apply otherwise.
+	changed func(name string) bool
 }
 
 // add adds the flags to fl.
 func (t *temporalFlags) add(fl *pflag.FlagSet) {
+	t.changed = fl.Changed
 	fl.StringVar(&t.addr, "temporal", "", "HOST:PORT of a Temporal server: run the session on its workers instead of in this process (default: in-process, recorded in the embedded SQLite store)")
 	fl.StringVar(&t.taskQueue, "task-queue", defaultTaskQueue, "with --temporal: the task queue the workers poll")
 	fl.StringVar(&t.namespace, "namespace", "default", "with --temporal: the Temporal namespace")

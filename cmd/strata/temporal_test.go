@@ -59,13 +59,15 @@ func temporalRigOn(t *testing.T, srv *replay.Server) *temporalRig {
 }
 
 // startWorkers starts n workers named A, B, … (env STRATA_TEST_WORKER), all
-// polling the rig's queue with the same store, answered by its model.
-func (r *temporalRig) startWorkers(t *testing.T, n int) {
+// polling the rig's queue with the same store, answered by its model, with
+// the extra worker flags.
+func (r *temporalRig) startWorkers(t *testing.T, n int, extra ...string) {
 	t.Helper()
 	for i := range n {
 		name := string(rune('A' + i))
 		env := cliEnv([]string{"ANTHROPIC_API_KEY=test", "ANTHROPIC_BASE_URL=" + r.model.URL(), "STRATA_TEST_WORKER=" + name})
-		w, err := startWorker(binary, r.dir, name, env, "--temporal", r.addr, "--task-queue", r.queue, "--store", r.store)
+		args := append([]string{"--temporal", r.addr, "--task-queue", r.queue, "--store", r.store}, extra...)
+		w, err := startWorker(binary, r.dir, name, env, args...)
 		if err != nil {
 			t.Fatal(err)
 		}

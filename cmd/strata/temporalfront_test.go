@@ -320,3 +320,22 @@ func (c *sdkClient) seen(status sdk.ToolCallStatus) bool {
 	}
 	return false
 }
+
+// TestTemporalWorkerDefaultsApply: a client that gives no --approve leaves
+// the worker's --approve all in force (the call runs without asking); one
+// that gives --approve ask overrides it (the call is asked, and refused:
+// no terminal).
+func TestTemporalWorkerDefaultsApply(t *testing.T) {
+	r := newTemporalRig(t, bashReply([]string{"echo ran >> log.txt"}, "done"))
+	r.startWorkers(t, 1, "--approve", "all")
+	if out, err := r.client("run", "first").CombinedOutput(); err != nil {
+		t.Fatalf("run: %v\n%s", err, out)
+	}
+	out, _ := r.client("run", "--approve", "ask", "second").CombinedOutput()
+	if !strings.Contains(string(out), "needs approval but stdin is not a terminal") {
+		t.Errorf("--approve ask did not ask (and refuse):\n%s", out)
+	}
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 {
+		t.Errorf("log.txt = %q; want the first run's line only", lines)
+	}
+}

@@ -27,9 +27,9 @@ func newWorkerCmd() *cobra.Command {
 tool call, preparing a session, recording it into this worker's session store).
 
 The run flags (--provider, --model, --agent, --layout, --approve, --store,
---replay, --trust, …) are the defaults of every session this worker opens; a
-submitted session's --agent, --provider, --model, --layout, --approve and
---max-turns override them. API keys come from this worker's environment; without
+--replay, --trust, …) are the defaults of every session this worker opens; the
+--agent, --provider, --model, --layout, --approve and --max-turns a client gives
+override them. API keys come from this worker's environment; without
 one the offline demo answers, as for 'strata run'. Run every worker of a queue
 in the same directory (or one the sessions' workspace paths resolve in) with the
 same store, so that a session continues on any of them after a crash.
@@ -52,6 +52,7 @@ A dev server for trying it: scripts/temporal-dev start.`,
 	}
 	addRunFlags(cmd, &f)
 	t.add(cmd.Flags())
+	_ = cmd.Flags().MarkHidden("format") // a worker prints nothing of the sessions
 	return cmd
 }
 
