@@ -373,3 +373,28 @@ func TestTemporalFiftySessionsTwoWorkers(t *testing.T) {
 	}
 	t.Logf("\n%s", table.String())
 }
+
+// BenchmarkTemporalVsInProcess is 'strata bench temporal' under go test:
+// b.N rounds of 50 concurrent sessions (2 execute_bash calls each) on two
+// workers, then in-process, reporting both throughputs and their ratio.
+//
+//	STRATA_TEST_TEMPORAL=$(scripts/temporal-dev start) go test ./cmd/strata -run '^$' -bench TemporalVsInProcess -benchtime 3x
+func BenchmarkTemporalVsInProcess(b *testing.B) {
+	addr := temporaltest.Address(b)
+	o := temporalBench{temporal: temporalFlags{addr: addr, taskQueue: defaultTaskQueue, namespace: temporaltest.Namespace},
+		sessions: 50, workers: 2, tools: 2, binary: binary, format: "table"}
+	var onTemporal, inProcess float64
+	for b.Loop() {
+		var progress lockedBuffer
+		rep, err := runTemporalBench(context.Background(), o, &progress)
+		if err != nil {
+			b.Fatalf("%v\n%s", err, progress.String())
+		}
+		onTemporal += rep.Temporal.SessionsPerSec
+		inProcess += rep.InProcess.SessionsPerSec
+	}
+	n := float64(b.N)
+	b.ReportMetric(onTemporal/n, "temporal-sessions/s")
+	b.ReportMetric(inProcess/n, "inprocess-sessions/s")
+	b.ReportMetric(onTemporal/inProcess, "ratio")
+}
