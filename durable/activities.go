@@ -102,7 +102,7 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 			o.err = err
 			return
 		}
-		cfg, err := ws.LoopConfig(opts.Mode, nil)
+		cfg, err := ws.LoopConfig(opts.Mode, workerApprover{}, nil)
 		if err != nil {
 			ws.Close()
 			o.err = err
@@ -111,15 +111,16 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 		o.ws, o.cfg = ws, cfg
 	})
 	if o.err != nil {
-		// A configuration error will not go away by retrying.
-		var ce *strata.ConfigError
+		a.mu.Lock()
+		if a.ws[spec.key()] == o {
+			delete(a.ws, spec.key()) // the next activity opens it again (the files may have been fixed)
+		}
+		a.mu.Unlock()
 		msg := fmt.Sprintf("durable: open workspace %q for session %s: %v", spec.Dir, spec.SessionID, o.err)
-		if errors.As(o.err, &ce) {
+		var ce *strata.ConfigError
+		if errors.As(o.err, &ce) { // a configuration error will not go away by retrying the same activity
 			return nil, temporal.NewNonRetryableApplicationError(msg, "config", o.err)
 		}
-		a.mu.Lock()
-		delete(a.ws, spec.key()) // a transient failure: the next attempt opens again
-		a.mu.Unlock()
 		return nil, errors.New(msg)
 	}
 	return o, nil
@@ -189,7 +190,7 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	}
 	out.Response = resp
 	for _, c := range resp.Message.ToolUses() {
-		v := Verdict{Allowed: o.cfg.AllowedTool == nil || o.cfg.AllowedTool(c.Name)}
+		v := Verdict{Allowed: o.cfg.AllowedTool == nil || o.cfg.AllowedTool(c.Name), Person: o.ws.PersonOnly(c)}
 		if o.cfg.Denied != nil {
 			v.Denied = o.cfg.Denied(c)
 		}
@@ -219,6 +220,17 @@ func providerError(err error) error {
 		return temporal.NewApplicationError(err.Error(), fmt.Sprintf("http_%d", api.StatusCode), err)
 	}
 	return temporal.NewApplicationError(err.Error(), "provider", err)
+}
+
+// workerApprover stands for the person on a worker: the workspace's
+// permission checks then know approvals are asked (kiro's person-only
+// calls are asked about, not refused). The workflow asks, through its
+// approve update; nothing on a worker calls it.
+type workerApprover struct{}
+
+// Approve refuses: approvals are answered in the session workflow.
+func (workerApprover) Approve(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+	return agent.RejectOnce, errors.New("durable: approvals are answered through the session workflow's approve update, not on a worker")
 }
 
 // heartbeat heartbeats the running activity four times per heartbeat
@@ -256,6 +268,9 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 		return agent.ToolOutput{}, err
 	}
 	cfg := o.cfg
+	env := *cfg.Env // a person's approval of this call, given in the workflow, reaches the tool here
+	env.PersonApproved = func(id string) bool { return in.PersonApproved && id == in.Call.ID }
+	cfg.Env = &env
 	var mu sync.Mutex
 	progress := ""
 	cfg.Bus = event.NewBus()

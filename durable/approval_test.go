@@ -179,3 +179,38 @@ func TestContinueAsNewKeepsTheState(t *testing.T) {
 		t.Fatalf("second run's results %+v", h2.results)
 	}
 }
+
+// TestPromptWithAttachments: an image sent with the prompt_with update
+// reaches the model after the text, as Session.Prompt's attachments do.
+func TestPromptWithAttachments(t *testing.T) {
+	png := llm.Block{Type: llm.BlockImage, MediaType: "image/png", Data: []byte("\x89PNG\r\n\x1a\nnot really")}
+	inProc := script(t, []llm.Block{llm.TextBlock("A picture.")})
+	dir := t.TempDir()
+	o := options(dir, inProc, session.NewMemory())
+	ws, err := strata.Open(t.Context(), o)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ws.Close()
+	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Prompt(t.Context(), "What is this?", png); err != nil {
+		t.Fatal(err)
+	}
+
+	dur := script(t, []llm.Block{llm.TextBlock("A picture.")})
+	h := newHarness(t, WorkerOptions{Options: options(dir, dur, session.NewMemory())})
+	h.then(func() {
+		h.env.UpdateWorkflow(PromptWithUpdate, "with", &testUpdate{t: t, want: true}, PromptInput{Text: "What is this?", Attachments: []llm.Block{png}})
+		h.next()
+	})
+	h.run(Spec{SessionID: "s-image"})
+	a, b := inProc.seen(), dur.seen()
+	sameRequests(t, a, b)
+	if len(b) != 1 || !strings.Contains(b[0], `"media_type":"image/png"`) {
+		t.Errorf("the image did not reach the model: %v", b)
+	}
+}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
 	sm "github.com/strata-agent/strata/workflow"
 )
 
@@ -70,8 +71,19 @@ func (c *Client) Start(ctx context.Context, spec Spec) (string, error) {
 // through JSON). A prompt refused because another runs wraps agent.ErrBusy
 // in its text.
 func (c *Client) Prompt(ctx context.Context, sessionID, text string) (*agent.Result, error) {
-	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: WorkflowID(sessionID), UpdateName: PromptUpdate,
-		Args: []any{text}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	return c.prompt(ctx, sessionID, PromptUpdate, text)
+}
+
+// PromptWith is Prompt with attachments (image blocks, e.g. from an ACP
+// client) placed after the text in the user message.
+func (c *Client) PromptWith(ctx context.Context, sessionID, text string, attachments []llm.Block) (*agent.Result, error) {
+	return c.prompt(ctx, sessionID, PromptWithUpdate, PromptInput{Text: text, Attachments: attachments})
+}
+
+// prompt sends a prompt update and waits for its result.
+func (c *Client) prompt(ctx context.Context, sessionID, update string, arg any) (*agent.Result, error) {
+	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: WorkflowID(sessionID), UpdateName: update,
+		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
 	if err != nil {
 		return nil, fmt.Errorf("durable: session %s: prompt: %w", sessionID, err)
 	}

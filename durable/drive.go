@@ -56,6 +56,9 @@ type ToolCallInput struct {
 	CorrelationID string       `json:"correlation_id"`
 	Turn          event.TurnID `json:"turn"`
 	Call          llm.Block    `json:"call"`
+	// PersonApproved says a person approved this call (the tool's
+	// tool.Env.PersonApproved).
+	PersonApproved bool `json:"person_approved,omitempty"`
 }
 
 // RecordInput is the record activity's input: the events of whole turns
@@ -69,6 +72,11 @@ type RecordInput struct {
 // engine's steps, each model call and tool call an activity, each approval
 // awaited, then records the prompt's events on a worker.
 func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, error) {
+	return r.promptWith(ctx, PromptInput{Text: text})
+}
+
+// promptWith is PromptWithUpdate's handler: prompt with attachments.
+func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptResult, error) {
 	r.running = true
 	defer func() { r.running = false }()
 	r.prompts++
@@ -79,21 +87,14 @@ func (r *sessionRun) prompt(ctx workflow.Context, text string) (PromptResult, er
 		return PromptResult{}, r.broken
 	}
 	bg := context.Background() // the engine's context: no hooks run in workflow code
-	step := r.eng.Start(bg, r.st, text, nil)
+	step := r.eng.Start(bg, r.st, in.Text, in.Attachments)
 	var recErr error // the first record that failed: the prompt goes on, and reports it
 	for step.Kind != agent.StepDone {
 		switch step.Kind {
 		case agent.StepSend:
 			step = r.send(ctx, step)
 		case agent.StepApprove:
-			r.pending, r.answer = step.Approval, nil
-			if err := workflow.Await(ctx, func() bool { return r.answer != nil }); err != nil {
-				r.answer = &Approval{Decision: agent.RejectOnce}
-				step = r.eng.Approved(bg, r.st, agent.RejectOnce, fmt.Errorf("the session workflow was cancelled: %w", err))
-			} else {
-				step = r.eng.Approved(bg, r.st, r.answer.Decision, nil)
-			}
-			r.pending, r.answer = nil, nil
+			step = r.approve(ctx, step)
 		case agent.StepRunTool:
 			step = r.eng.ToolDone(bg, r.st, r.runTool(ctx, step))
 		}
@@ -121,6 +122,37 @@ func (r *sessionRun) turnsEnded() int {
 		}
 	}
 	return r.recorded
+}
+
+// approve answers a StepApprove as the workspace's permissions answer it
+// in process (strata's permissions.Approve): a tool the person allowed
+// always is allowed without asking unless the call needs a person of its
+// own; else the workflow waits for the approve update. A person's yes is
+// remembered for the call's tool run (tool.Env.PersonApproved) and "allow
+// always" for its tool, and the engine hears "once", so its own always
+// never covers a person-only call.
+func (r *sessionRun) approve(ctx workflow.Context, step agent.Step) agent.Step {
+	bg := context.Background()
+	call := step.Approval.Call
+	person := r.verdicts[call.ID].Person
+	if r.always[call.Name] && !person {
+		return r.eng.Approved(bg, r.st, agent.AllowOnce, nil)
+	}
+	r.pending, r.answer = step.Approval, nil
+	defer func() { r.pending, r.answer = nil, nil }()
+	if err := workflow.Await(ctx, func() bool { return r.answer != nil }); err != nil {
+		r.answer = &Approval{Decision: agent.RejectOnce}
+		return r.eng.Approved(bg, r.st, agent.RejectOnce, fmt.Errorf("the session workflow was cancelled: %w", err))
+	}
+	d := r.answer.Decision
+	if d != agent.AllowOnce && d != agent.AllowAlways {
+		return r.eng.Approved(bg, r.st, d, nil)
+	}
+	r.personOK[call.ID] = true
+	if d == agent.AllowAlways && !person {
+		r.always[call.Name] = true
+	}
+	return r.eng.Approved(bg, r.st, agent.AllowOnce, nil)
 }
 
 // send runs a StepSend as the model-call activity: retried per provider
@@ -175,7 +207,7 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 		timeout = r.in.Spec.ToolTimeout
 	}
 	heartbeat := r.heartbeat()
-	in := ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID, Turn: step.Turn, Call: call}
+	in := ToolCallInput{Spec: r.in.Spec, CorrelationID: step.CorrelationID, Turn: step.Turn, Call: call, PersonApproved: r.personOK[call.ID]}
 	var err error
 	for i := 0; i < attempts; i++ {
 		if i > 0 {

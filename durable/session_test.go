@@ -1,9 +1,14 @@
 package durable
 
 import (
+	"context"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
+
+	"go.temporal.io/sdk/activity"
+	"go.temporal.io/sdk/converter"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/event"
@@ -116,5 +121,34 @@ func TestRecordIsIdempotent(t *testing.T) {
 	}
 	if len(before.Loops) != 2 || len(before.Turns) != 5 || !sameJSON(t, after.Turns, before.Turns) || !sameJSON(t, after.Messages, before.Messages) {
 		t.Errorf("recording the %d events again changed the stored session (%d loops before)", len(evs), len(before.Loops))
+	}
+}
+
+// TestBadSpecFailsNamingTheWorkspace: a spec naming an unknown layout
+// fails the session at Prepare, once (a configuration error is not
+// retried), with an error naming the workspace and the layout; the prompt
+// waiting for it fails too.
+func TestBadSpecFailsNamingTheWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	h := newHarness(t, WorkerOptions{Options: options(dir, script(t), session.NewMemory())})
+	prepares := 0
+	h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+		if info.ActivityType.Name == PrepareActivity {
+			prepares++
+		}
+	})
+	h.prompt("Hello?")
+	h.keep = true
+	h.start(SessionInput{Spec: Spec{SessionID: "s-bad", Dir: dir, Layout: "no-such-layout"}})
+	err := h.env.GetWorkflowError()
+	if err == nil || !strings.Contains(err.Error(), "prepare the workspace") || !strings.Contains(err.Error(), dir) ||
+		!strings.Contains(err.Error(), "no-such-layout") {
+		t.Errorf("workflow error %v, want one naming the workspace and the layout", err)
+	}
+	if prepares != 1 {
+		t.Errorf("Prepare ran %d times, want once (a configuration error is not retried)", prepares)
+	}
+	if len(h.results) != 0 || len(h.errs) != 1 {
+		t.Errorf("the waiting prompt: results %v, errors %v; want one error", h.results, h.errs)
 	}
 }

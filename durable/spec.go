@@ -36,6 +36,9 @@ const (
 	// PromptUpdate runs one prompt (argument: the prompt text) and returns
 	// its PromptResult when the loop is done.
 	PromptUpdate = "prompt"
+	// PromptWithUpdate is PromptUpdate with attachments (argument:
+	// PromptInput).
+	PromptWithUpdate = "prompt_with"
 	// ApproveUpdate answers the pending approval (argument: Approval).
 	ApproveUpdate = "approve"
 	// SteerSignal queues a steering message (argument: the text).
@@ -222,6 +225,18 @@ type Verdict struct {
 	Allowed     bool   `json:"allowed"`
 	Denied      string `json:"denied,omitempty"`
 	PreApproved bool   `json:"pre_approved,omitempty"`
+	// Person says the call needs a person's approval of its own
+	// (Workspace.PersonOnly): an "allow always" never covers it.
+	Person bool `json:"person,omitempty"`
+}
+
+// PromptInput is a prompt with attachments (PromptWithUpdate): image
+// blocks placed after the text in the user message, as
+// agent.Agent.PromptWith places them; Text may be empty when there are
+// attachments.
+type PromptInput struct {
+	Text        string      `json:"text"`
+	Attachments []llm.Block `json:"attachments,omitempty"`
 }
 
 // Approval answers the pending approval (ApproveUpdate).

@@ -31,6 +31,9 @@ type SessionInput struct {
 	State *agent.State `json:"state,omitempty"`
 	// Steering are steering messages queued but not yet taken.
 	Steering []string `json:"steering,omitempty"`
+	// Always are the tools a person allowed always (carried over: the
+	// engine hears "once", see sessionRun.approve).
+	Always map[string]bool `json:"always,omitempty"`
 	// EventBase is the index (across runs) of the run's first event; IDs is
 	// how many ids the previous runs made.
 	EventBase int `json:"event_base,omitempty"`
@@ -58,7 +61,9 @@ type sessionRun struct {
 	pending  *agent.ApprovalRequest
 	answer   *Approval
 	ended    bool
-	broken   error // why the run cannot serve prompts (a failed Prepare)
+	broken   error           // why the run cannot serve prompts (a failed Prepare)
+	always   map[string]bool // tools a person allowed always
+	personOK map[string]bool // tool_use ids a person approved
 }
 
 // SessionWorkflow is the session workflow (registered as
@@ -69,7 +74,11 @@ type sessionRun struct {
 // when ended, a continue-as-new error, or the error that stopped it (a
 // failed Prepare names the spec's workspace).
 func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
-	r := &sessionRun{in: in, queue: &agent.Queue{}, ids: in.IDs, verdicts: map[string]Verdict{}, used: map[string]int{}}
+	r := &sessionRun{in: in, queue: &agent.Queue{}, ids: in.IDs, verdicts: map[string]Verdict{}, used: map[string]int{},
+		always: map[string]bool{}, personOK: map[string]bool{}}
+	for name, ok := range in.Always {
+		r.always[name] = ok
+	}
 	if err := r.handlers(ctx); err != nil {
 		return err
 	}
@@ -134,7 +143,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 		r.queue.Steer(text)
 	}
 	st := *r.st
-	next := SessionInput{Spec: in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(),
+	next := SessionInput{Spec: in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(), Always: r.always,
 		EventBase: in.EventBase + len(r.events), IDs: r.ids}
 	return workflow.NewContinueAsNewError(ctx, SessionWorkflowName, next)
 }
@@ -171,8 +180,11 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 		Approver: agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
 			return agent.RejectOnce, errNoInlineApproval
 		}),
-		PreApproved: func(call llm.Block) bool { return r.verdicts[call.ID].PreApproved },
-		Denied:      func(call llm.Block) string { return r.verdicts[call.ID].Denied },
+		PreApproved: func(call llm.Block) bool { // the worker's verdict, and what a person allowed always (as in process)
+			v := r.verdicts[call.ID]
+			return v.PreApproved || (v.Denied == "" && !v.Person && r.always[call.Name])
+		},
+		Denied: func(call llm.Block) string { return r.verdicts[call.ID].Denied },
 	}
 	if !bp.AllowedAll {
 		cfg.AllowedTool = func(name string) bool { return r.allowed[name] }
@@ -199,16 +211,22 @@ var errNoInlineApproval = errors.New("durable: approvals arrive as the approve u
 // handlers registers the run's updates and queries.
 func (r *sessionRun) handlers(ctx workflow.Context) error {
 	id := r.in.Spec.SessionID
+	idle := func() error {
+		switch {
+		case r.ended:
+			return fmt.Errorf("durable: session %s has ended: start it again to prompt it", id)
+		case r.running:
+			return fmt.Errorf("durable: session %s: %w", id, agent.ErrBusy)
+		}
+		return nil
+	}
 	err := workflow.SetUpdateHandlerWithOptions(ctx, PromptUpdate, r.prompt, workflow.UpdateHandlerOptions{
-		Validator: func(ctx workflow.Context, text string) error {
-			switch {
-			case r.ended:
-				return fmt.Errorf("durable: session %s has ended: start it again to prompt it", id)
-			case r.running:
-				return fmt.Errorf("durable: session %s: %w", id, agent.ErrBusy)
-			}
-			return nil
-		}})
+		Validator: func(ctx workflow.Context, text string) error { return idle() }})
+	if err != nil {
+		return err
+	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, PromptWithUpdate, r.promptWith, workflow.UpdateHandlerOptions{
+		Validator: func(ctx workflow.Context, in PromptInput) error { return idle() }})
 	if err != nil {
 		return err
 	}

@@ -220,7 +220,10 @@ func (r *runner) group(ctx context.Context, g *Stage) (string, error) {
 		r.stMu.Lock()
 		done := slices.Contains(r.st.Done, sib.Name)
 		r.stMu.Unlock()
-		if done || outcome == Fail {
+		mu.Lock()
+		failed := outcome == Fail // a sibling started before may have failed already
+		mu.Unlock()
+		if done || failed {
 			continue
 		}
 		wg.Add(1)
