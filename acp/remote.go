@@ -37,7 +37,8 @@ type RemoteOptions struct {
 // prompt is over (a remote prompt cannot be stopped mid-way). Not over
 // Temporal: session/load, session/set_mode (the mode is chosen at
 // session/new), MCP servers passed by the client (the workers run the
-// workspace's), fs and terminal methods of the client, images. When the
+// workspace's), fs and terminal methods of the client. A prompt with
+// images cannot steer (-32600), as in process. When the
 // connection ends every session's workflow is ended.
 func ServeRemote(ctx context.Context, o RemoteOptions, in io.Reader, out io.Writer) error {
 	if o.Service == nil || o.Open == nil {
@@ -84,7 +85,7 @@ type remoteSess struct {
 }
 
 // Initialize implements acp.Agent: protocol version 1, no session loading,
-// text and embedded text resources in prompts.
+// text, embedded text resources and images in prompts.
 func (s *remoteServer) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	s.mu.Lock()
 	s.dialect = dialectOf(p.ClientCapabilities)
@@ -97,7 +98,7 @@ func (s *remoteServer) Initialize(_ context.Context, p sdk.InitializeRequest) (s
 		AgentInfo:       &sdk.Implementation{Name: "strata", Version: "0.1"},
 		AuthMethods:     []sdk.AuthMethod{},
 		AgentCapabilities: sdk.AgentCapabilities{
-			PromptCapabilities: sdk.PromptCapabilities{EmbeddedContext: true},
+			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			Meta:               agentMeta(),
 		},
 	}, nil
@@ -151,17 +152,22 @@ func (s *remoteServer) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Pro
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	if images, err := promptImages(p.Prompt); err != nil || len(images) > 0 {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "strata acp --temporal takes text and embedded text resources, not images"})
-	}
 	text := promptText(p.Prompt)
-	if text == "" {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text or resource content in the prompt"})
+	images, err := promptImages(p.Prompt)
+	if err != nil {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+	}
+	if text == "" && len(images) == 0 {
+		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
 	}
 	s.mu.Lock()
 	for x.done != nil {
 		done, steer := x.done, x.steer
 		s.mu.Unlock()
+		if len(images) > 0 {
+			return sdk.PromptResponse{}, sdk.NewInvalidRequest(map[string]any{"sessionId": string(p.SessionId),
+				"error": "a prompt is already running in this session and a prompt with images cannot join it as a steering message; send it after the running prompt ends"})
+		}
 		select {
 		case steer <- text:
 			x.mapper.send(sdk.UpdateUserMessageText(text))
@@ -180,7 +186,7 @@ func (s *remoteServer) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Pro
 	s.mu.Unlock()
 	// The prompt runs on the workers whatever happens to this request (the
 	// SDK cancels it when another prompt of the session arrives).
-	res, perr := x.drive.Prompt(context.WithoutCancel(ctx), text, x.steer)
+	res, perr := x.drive.PromptWith(context.WithoutCancel(ctx), text, images, x.steer)
 	stop := stopReason(res, perr, context.Background())
 	s.mu.Lock()
 	x.stop, x.done = stop, nil

@@ -34,8 +34,8 @@ session/update, tool_call_chunk on _kiro.dev/session/update).
 ` + temporalHelp + `
 Over --temporal: session/new and session/prompt (updates, approvals through
 session/request_permission, steering); session/cancel ends the session's workflow
-after its running prompt; no session/load, set_mode, client MCP servers, client
-fs/terminal or images.`,
+after its running prompt; no session/load, set_mode, client MCP servers or client
+fs/terminal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if t.on() {

@@ -122,7 +122,8 @@ func TestTemporalFlagErrors(t *testing.T) {
 // events arrive as session/updates (the tool call and its result, the
 // answer), and the execute_bash approval goes to the client as
 // session/request_permission (allowed: the command ran once); a second
-// session/prompt sent while the command runs steers the first.
+// session/prompt sent while the command runs steers the first; the first
+// prompt's image reaches the model.
 func TestTemporalACP(t *testing.T) {
 	answer := bashReply([]string{"sleep 1; echo via-acp >> log.txt"}, "acp answer")
 	r := newTemporalRig(t, func(body string, n int) replay.Reply {
@@ -155,9 +156,13 @@ func TestTemporalACP(t *testing.T) {
 		}
 		steered <- err
 	}()
-	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run it")}})
+	img := sdk.ImageBlock("iVBORw0KGgo=", "image/png")
+	res, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("run it"), img}})
 	if err != nil || res.StopReason != sdk.StopReasonEndTurn {
 		t.Fatalf("prompt: %+v, %v\nworkers: %s", res, err, r.workerLogs())
+	}
+	if first := string(r.model.Received()[0].Body); !strings.Contains(first, `"data":"iVBORw0KGgo="`) {
+		t.Errorf("the prompt's image did not reach the model:\n%s", first)
 	}
 	if err := <-steered; err != nil {
 		t.Errorf("the steering prompt: %v", err)

@@ -15,6 +15,7 @@ import (
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
 )
 
 // Service runs sessions elsewhere; *durable.Client implements it. Errors
@@ -22,6 +23,8 @@ import (
 type Service interface {
 	// Prompt runs one prompt and returns its result when the loop ends.
 	Prompt(ctx context.Context, sessionID, text string) (*agent.Result, error)
+	// PromptWith is Prompt with attachments (image blocks) after the text.
+	PromptWith(ctx context.Context, sessionID, text string, attachments []llm.Block) (*agent.Result, error)
 	// Events returns the session's events from index after on.
 	Events(ctx context.Context, sessionID string, after int) ([]event.Event, error)
 	// Pending returns the approval the running prompt waits for (nil =
@@ -62,13 +65,25 @@ type Session struct {
 // is sent as a steering message. The events logged before the prompt's
 // end are all observed before Prompt returns.
 func (s *Session) Prompt(ctx context.Context, text string, steer <-chan string) (*agent.Result, error) {
+	return s.PromptWith(ctx, text, nil, steer)
+}
+
+// PromptWith is Prompt with attachments (image blocks) placed after the
+// text in the user message.
+func (s *Session) PromptWith(ctx context.Context, text string, attachments []llm.Block, steer <-chan string) (*agent.Result, error) {
 	type outcome struct {
 		res *agent.Result
 		err error
 	}
 	done := make(chan outcome, 1)
 	go func() {
-		res, err := s.Service.Prompt(ctx, s.ID, text)
+		var res *agent.Result
+		var err error
+		if len(attachments) > 0 {
+			res, err = s.Service.PromptWith(ctx, s.ID, text, attachments)
+		} else {
+			res, err = s.Service.Prompt(ctx, s.ID, text)
+		}
 		done <- outcome{res, err}
 	}()
 	every := s.PollEvery
