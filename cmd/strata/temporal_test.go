@@ -358,7 +358,9 @@ func TestTemporalFiftySessionsTwoWorkers(t *testing.T) {
 	b := temporalBench{temporal: temporalFlags{addr: addr, taskQueue: defaultTaskQueue, namespace: temporaltest.Namespace},
 		sessions: 50, workers: 2, tools: 2, binary: binary, format: "table"}
 	var progress lockedBuffer
-	rep, err := runTemporalBench(context.Background(), b, &progress)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute) // a hang guard
+	defer cancel()
+	rep, err := runTemporalBench(ctx, b, &progress)
 	if err != nil {
 		t.Fatalf("%v\n%s", err, progress.String())
 	}
