@@ -78,8 +78,11 @@ func (r *temporalRig) startWorkers(t *testing.T, n int, extra ...string) {
 
 // client returns a 'strata ARGS… --temporal …' command for the rig's queue
 // (no provider key: the workers answer).
-func (r *temporalRig) client(args ...string) *exec.Cmd {
-	cmd := exec.Command(binary, append(args, "--temporal", r.addr, "--task-queue", r.queue)...)
+// It is killed if still running after 3 minutes (a hang guard).
+func (r *temporalRig) client(t *testing.T, args ...string) *exec.Cmd {
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, binary, append(args, "--temporal", r.addr, "--task-queue", r.queue)...)
 	cmd.Dir, cmd.Env = r.dir, cliEnv(nil)
 	return cmd
 }
@@ -94,7 +97,7 @@ type runningClient struct {
 // start starts r.client(args…) in the background.
 func (r *temporalRig) start(t *testing.T, args ...string) *runningClient {
 	t.Helper()
-	c := &runningClient{Cmd: r.client(args...), exited: make(chan error, 1)}
+	c := &runningClient{Cmd: r.client(t, args...), exited: make(chan error, 1)}
 	c.Stdout, c.Stderr = &c.stdout, &c.stderr
 	if err := c.Start(); err != nil {
 		t.Fatal(err)

@@ -44,7 +44,7 @@ func TestTemporalChatApprovals(t *testing.T) {
 		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("first answer")}}
 	})
 	r.startWorkers(t, 1)
-	cl := r.client("chat", "--approve", "ask")
+	cl := r.client(t, "chat", "--approve", "ask")
 	cl.Stdin = strings.NewReader("first prompt\ny\nsecond prompt\nn\n")
 	var stdout, stderr lockedBuffer
 	cl.Stdout, cl.Stderr = &stdout, &stderr
@@ -135,7 +135,8 @@ func TestTemporalACP(t *testing.T) {
 	r.startWorkers(t, 1)
 	c := &sdkClient{answer: "allow_once"}
 	conn := startACP(t, r.dir, t.TempDir(), c, "--temporal", r.addr, "--task-queue", r.queue, "--approve", "ask")
-	ctx := context.Background()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
+	defer cancel()
 	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: r.dir, McpServers: []sdk.McpServer{}})
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +207,7 @@ func TestTemporalTraceAcrossClientAndWorker(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	cl := r.client("run", "--approve", "all", "trace this")
+	cl := r.client(t, "run", "--approve", "all", "trace this")
 	cl.Env = append(cl.Env, otelEnv, "OTEL_SERVICE_NAME=strata-client")
 	if b, err := cl.CombinedOutput(); err != nil {
 		t.Fatalf("client: %v\n%s", err, b)
@@ -297,7 +298,7 @@ func TestTemporalWorkflowRun(t *testing.T) {
 	r := temporalRigOn(t, srv)
 	r.dir = dir
 	r.startWorkers(t, 2)
-	cl := r.client("workflow", "run", def, "--input", "goal=make TestAdd pass", "--model", "claude-sonnet-4-5", "--format", "json")
+	cl := r.client(t, "workflow", "run", def, "--input", "goal=make TestAdd pass", "--model", "claude-sonnet-4-5", "--format", "json")
 	out, err := cl.Output()
 	if err != nil {
 		t.Fatalf("workflow run: %v\n%s\nworkers: %s", err, out, r.workerLogs())
@@ -333,10 +334,10 @@ func (c *sdkClient) seen(status sdk.ToolCallStatus) bool {
 func TestTemporalWorkerDefaultsApply(t *testing.T) {
 	r := newTemporalRig(t, bashReply([]string{"echo ran >> log.txt"}, "done"))
 	r.startWorkers(t, 1, "--approve", "all")
-	if out, err := r.client("run", "first").CombinedOutput(); err != nil {
+	if out, err := r.client(t, "run", "first").CombinedOutput(); err != nil {
 		t.Fatalf("run: %v\n%s", err, out)
 	}
-	out, _ := r.client("run", "--approve", "ask", "second").CombinedOutput()
+	out, _ := r.client(t, "run", "--approve", "ask", "second").CombinedOutput()
 	if !strings.Contains(string(out), "needs approval but stdin is not a terminal") {
 		t.Errorf("--approve ask did not ask (and refuse):\n%s", out)
 	}
