@@ -136,9 +136,10 @@ func saying(a agent.Approver) agent.Approver {
 	})
 }
 
-// show prints one event. The workflow logs whole assistant messages (a
-// model call's stream stays on the worker that made it), so an assistant
-// message that came without text deltas is printed from its MessageEnd.
+// show prints one event. The workflow's log carries the model's stream
+// deltas (durable replays them from the model-call activity); an assistant
+// message that came without any is printed whole from its MessageEnd, so
+// its text is never lost.
 func (rs *remoteSession) show(e event.Event) {
 	if e.Turn != nil {
 		rs.loop = e.Turn.LoopID
