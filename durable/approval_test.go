@@ -40,21 +40,13 @@ func TestApprovalAnsweredAnHourLaterWithSteering(t *testing.T) {
 	o.Mode = agent.ModeAsk
 	now := testStart
 	o.Now = func() time.Time { return now }
-	ws, err := strata.Open(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
 	var s *strata.Session
-	s, err = ws.NewSession(t.Context(), strata.SessionOptions{Approver: agent.ApproverFunc(
+	_, s = openSession(t, o, strata.SessionOptions{Approver: agent.ApproverFunc(
 		func(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
 			s.Steer(steering)
 			now = now.Add(time.Hour) // the durable run's approval comes an hour later
 			return agent.AllowOnce, nil
 		})})
-	if err != nil {
-		t.Fatal(err)
-	}
 	if _, err := s.Prompt(t.Context(), "Log it."); err != nil {
 		t.Fatal(err)
 	}
@@ -187,16 +179,7 @@ func TestPromptWithAttachments(t *testing.T) {
 	inProc := script(t, []llm.Block{llm.TextBlock("A picture.")})
 	dir := t.TempDir()
 	o := options(dir, inProc, session.NewMemory())
-	ws, err := strata.Open(t.Context(), o)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	_, s := openSession(t, o, strata.SessionOptions{})
 	if _, err := s.Prompt(t.Context(), "What is this?", png); err != nil {
 		t.Fatal(err)
 	}

@@ -97,6 +97,21 @@ func (c *Client) prompt(ctx context.Context, sessionID, update string, arg any) 
 	return res.Result, nil
 }
 
+// SetMode sets the approval mode (ask, allowlist, all) of the session's
+// next prompts, as Session.SetMode does in process; an unknown mode is an
+// error naming it.
+func (c *Client) SetMode(ctx context.Context, sessionID string, m agent.Mode) error {
+	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: WorkflowID(sessionID), UpdateName: ModeUpdate,
+		Args: []any{m}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("durable: session %s: set mode %q: %w", sessionID, m, err)
+	}
+	return nil
+}
+
 // Steer queues a steering message: added before the next model call of
 // the running prompt, or of the next prompt when none runs.
 func (c *Client) Steer(ctx context.Context, sessionID, text string) error {

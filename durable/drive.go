@@ -86,6 +86,12 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 	if r.broken != nil {
 		return PromptResult{}, r.broken
 	}
+	if r.modeChanged { // SetMode: the next prompt runs in the new mode, as in process
+		r.modeChanged = false
+		if err := r.build(ctx); err != nil {
+			return PromptResult{}, err
+		}
+	}
 	bg := context.Background() // the engine's context: no hooks run in workflow code
 	step := r.eng.Start(bg, r.st, in.Text, in.Attachments)
 	var recErr error // the first record that failed: the prompt goes on, and reports it

@@ -97,21 +97,29 @@ func write(t *testing.T, path, content string) {
 // quietLogger shows the SDK's warnings and errors, not its debug lines.
 var quietLogger = tlog.NewStructuredLogger(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn})))
 
-// runInProcess runs prompts in a new in-process session (Session.Prompt)
-// of a workspace opened with o, and returns each prompt's answer and the
-// session's history.
-func runInProcess(t *testing.T, o strata.Options, so strata.SessionOptions, prompts ...string) ([]string, []llm.Message) {
+// openSession opens a workspace with o and a new session in it, both
+// closed when the test ends.
+func openSession(t *testing.T, o strata.Options, so strata.SessionOptions) (*strata.Workspace, *strata.Session) {
 	t.Helper()
 	ws, err := strata.Open(t.Context(), o)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer ws.Close()
+	t.Cleanup(func() { ws.Close() })
 	s, err := ws.NewSession(t.Context(), so)
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer s.Close()
+	t.Cleanup(func() { s.Close() })
+	return ws, s
+}
+
+// runInProcess runs prompts in a new in-process session (Session.Prompt)
+// of a workspace opened with o, and returns each prompt's answer and the
+// session's history.
+func runInProcess(t *testing.T, o strata.Options, so strata.SessionOptions, prompts ...string) ([]string, []llm.Message) {
+	t.Helper()
+	_, s := openSession(t, o, so)
 	var answers []string
 	for _, p := range prompts {
 		res, err := s.Prompt(t.Context(), p)
@@ -160,6 +168,29 @@ func newHarness(t *testing.T, wo WorkerOptions) *harness {
 	h.acts = Register(env, wo)
 	t.Cleanup(func() { h.acts.Close() })
 	return h
+}
+
+// answerApprovals answers every pending approval with d, looking once a
+// minute of workflow time, and returns the names of the tools asked about.
+func (h *harness) answerApprovals(d agent.Decision) *[]string {
+	var asked []string
+	var poll func()
+	poll = func() {
+		v, err := h.env.QueryWorkflow(PendingQuery)
+		if err != nil {
+			return // the workflow has ended
+		}
+		var p *agent.ApprovalRequest
+		if err := v.Get(&p); err == nil && p != nil {
+			asked = append(asked, p.Call.Name)
+			h.env.UpdateWorkflow(ApproveUpdate, p.Call.ID, &testUpdate{t: h.t, want: true}, Approval{ID: p.Call.ID, Decision: d})
+		}
+		if !h.env.IsWorkflowCompleted() {
+			h.env.RegisterDelayedCallback(poll, time.Minute)
+		}
+	}
+	h.env.RegisterDelayedCallback(poll, time.Minute)
+	return &asked
 }
 
 // then queues a step to run once the previous prompt completed.

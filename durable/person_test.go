@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
-	"time"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
@@ -49,35 +48,65 @@ func TestPersonOnlyCallsAskEveryTime(t *testing.T) {
 	o = options(dir, dur, session.NewMemory())
 	o.Mode = agent.ModeAsk
 	h := newHarness(t, WorkerOptions{Options: o})
-	var answered []string
-	var poll func()
-	poll = func() {
-		v, err := h.env.QueryWorkflow(PendingQuery)
-		if err != nil {
-			return // the workflow has ended
-		}
-		var p *agent.ApprovalRequest
-		if err := v.Get(&p); err == nil && p != nil {
-			answered = append(answered, p.Call.Name)
-			h.env.UpdateWorkflow(ApproveUpdate, p.Call.ID, &testUpdate{t: t, want: true}, Approval{ID: p.Call.ID, Decision: agent.AllowAlways})
-		}
-		if !h.env.IsWorkflowCompleted() {
-			h.env.RegisterDelayedCallback(poll, time.Minute)
-		}
-	}
-	h.env.RegisterDelayedCallback(poll, time.Minute)
+	answered := h.answerApprovals(agent.AllowAlways)
 	h.prompt("Read it.")
 	h.run(Spec{SessionID: "s-person", Mode: agent.ModeAsk})
 
 	if n := asked.Load(); n != 3 {
 		t.Errorf("in process the person was asked %d times, want 3", n)
 	}
-	if strings.Join(answered, ",") != "fs_read,glob,fs_read" {
-		t.Errorf("the durable session asked about %v, want fs_read, glob, fs_read", answered)
+	if strings.Join(*answered, ",") != "fs_read,glob,fs_read" {
+		t.Errorf("the durable session asked about %v, want fs_read, glob, fs_read", *answered)
 	}
 	b := dur.seen()
 	sameRequests(t, inProc.seen(), b)
 	if len(b) != 3 || strings.Count(b[2], `"text":"outside the workspace`) != 2 {
 		t.Errorf("the approved reads outside the workspace did not both run: %s", b[len(b)-1])
 	}
+}
+
+// modeScript runs a command in each of two prompts.
+func modeScript(t *testing.T) *model {
+	return script(t,
+		[]llm.Block{use("toolu_s1", "execute_bash", `{"command":"echo one"}`)}, []llm.Block{llm.TextBlock("One.")},
+		[]llm.Block{use("toolu_s2", "execute_bash", `{"command":"echo two"}`)}, []llm.Block{llm.TextBlock("Two.")},
+	)
+}
+
+// TestSetModeAppliesToTheNextPrompt: a session in mode all switched to ask
+// between two prompts (the mode update, Session.SetMode in process) asks
+// about the second prompt's command only; the requests equal an
+// in-process run's.
+func TestSetModeAppliesToTheNextPrompt(t *testing.T) {
+	dir := t.TempDir()
+	inProc := modeScript(t)
+	var asked atomic.Int32
+	_, s := openSession(t, options(dir, inProc, session.NewMemory()), strata.SessionOptions{Approver: agent.ApproverFunc(
+		func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
+			asked.Add(1)
+			return agent.AllowOnce, nil
+		})})
+	if _, err := s.Prompt(t.Context(), "First."); err != nil {
+		t.Fatal(err)
+	}
+	s.SetMode(agent.ModeAsk)
+	if _, err := s.Prompt(t.Context(), "Second."); err != nil {
+		t.Fatal(err)
+	}
+
+	dur := modeScript(t)
+	h := newHarness(t, WorkerOptions{Options: options(dir, dur, session.NewMemory())})
+	answered := h.answerApprovals(agent.AllowOnce)
+	h.prompt("First.")
+	h.then(func() {
+		h.env.UpdateWorkflow(ModeUpdate, "bad", &testUpdate{t: t}, agent.Mode("sometimes"))
+		h.env.UpdateWorkflow(ModeUpdate, "ask", &testUpdate{t: t, want: true}, agent.ModeAsk)
+		h.next()
+	})
+	h.prompt("Second.")
+	h.run(Spec{SessionID: "s-mode", Mode: agent.ModeAll})
+	if asked.Load() != 1 || strings.Join(*answered, ",") != "execute_bash" {
+		t.Errorf("asked in process %d times, durable about %v; want once, about the second prompt's command", asked.Load(), *answered)
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
 }

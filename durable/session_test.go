@@ -11,6 +11,7 @@ import (
 	"go.temporal.io/sdk/converter"
 
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
@@ -150,5 +151,36 @@ func TestBadSpecFailsNamingTheWorkspace(t *testing.T) {
 	}
 	if len(h.results) != 0 || len(h.errs) != 1 {
 		t.Errorf("the waiting prompt: results %v, errors %v; want one error", h.results, h.errs)
+	}
+}
+
+// TestCompactionRunsInTheWorkflow: a compaction policy without a tl;dr
+// summariser is carried into the workflow: over four prompts old messages
+// are detached into chunks exactly as in process (the same requests).
+func TestCompactionRunsInTheWorkflow(t *testing.T) {
+	policy := &compact.Policy{ChunkMinMessages: 2, ChunkMinTokens: 1, KeepMinMessages: 2, KeepMinTokens: 1}
+	replies := func() *model {
+		return script(t, []llm.Block{llm.TextBlock("One.")}, []llm.Block{llm.TextBlock("Two.")},
+			[]llm.Block{llm.TextBlock("Three.")}, []llm.Block{llm.TextBlock("Four.")})
+	}
+	prompts := []string{"first", "second", "third", "fourth"}
+	dir := t.TempDir()
+	inProc := replies()
+	o := options(dir, inProc, session.NewMemory())
+	o.Compaction = policy
+	runInProcess(t, o, strata.SessionOptions{}, prompts...)
+
+	dur := replies()
+	o = options(dir, dur, session.NewMemory())
+	o.Compaction = policy
+	h := newHarness(t, WorkerOptions{Options: o})
+	for _, p := range prompts {
+		h.prompt(p)
+	}
+	h.run(Spec{SessionID: "s-compact"})
+	a, b := inProc.seen(), dur.seen()
+	sameRequests(t, a, b)
+	if len(b) != 4 || strings.Contains(b[3], `"text":"first"`) {
+		t.Errorf("the last request still sends the first prompt as a message: compaction did not run")
 	}
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/compact"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/prompt"
 	"github.com/strata-agent/strata/tool"
@@ -39,6 +40,9 @@ const (
 	// PromptWithUpdate is PromptUpdate with attachments (argument:
 	// PromptInput).
 	PromptWithUpdate = "prompt_with"
+	// ModeUpdate sets the approval mode of the session's next prompts
+	// (argument: agent.Mode), as Session.SetMode does.
+	ModeUpdate = "mode"
 	// ApproveUpdate answers the pending approval (argument: Approval).
 	ApproveUpdate = "approve"
 	// SteerSignal queues a steering message (argument: the text).
@@ -166,6 +170,10 @@ type Blueprint struct {
 	MaxSessionTokens int64      `json:"max_session_tokens"`
 	Mode             agent.Mode `json:"mode"`
 	ContextWindow    int        `json:"context_window"`
+	// Compaction is the compaction policy's thresholds when the workspace
+	// has one the workflow can run (no tl;dr summariser, the default token
+	// counter); nil = none.
+	Compaction *Compaction `json:"compaction,omitempty"`
 	// State is the session's loop state when the workflow started (a new
 	// session's is empty; a resumed one's carries its history).
 	State agent.State `json:"state"`
@@ -174,6 +182,24 @@ type Blueprint struct {
 	// turn callbacks): announced as a Progress event when the session
 	// starts.
 	NotCarried []string `json:"not_carried,omitempty"`
+}
+
+// Compaction is a compaction policy's thresholds (compact.Policy, whose
+// summariser and counter are functions and stay out).
+type Compaction struct {
+	ChunkMinMessages int `json:"chunk_min_messages"`
+	ChunkMinTokens   int `json:"chunk_min_tokens"`
+	KeepMinMessages  int `json:"keep_min_messages"`
+	KeepMinTokens    int `json:"keep_min_tokens"`
+}
+
+// policy returns c as a compact.Policy (nil for nil).
+func (c *Compaction) policy() *compact.Policy {
+	if c == nil {
+		return nil
+	}
+	return &compact.Policy{ChunkMinMessages: c.ChunkMinMessages, ChunkMinTokens: c.ChunkMinTokens,
+		KeepMinMessages: c.KeepMinMessages, KeepMinTokens: c.KeepMinTokens}
 }
 
 // ToolBlueprint is one tool as the workflow knows it: its spec, its traits
@@ -208,8 +234,12 @@ func blueprint(id string, cfg agent.Config, st agent.State) Blueprint {
 	if cfg.Gather != nil {
 		nc = append(nc, "the repository context (Gather: file tree, symbol map, reminder)")
 	}
-	if cfg.Compaction != nil {
-		nc = append(nc, "compaction")
+	if p := cfg.Compaction; p != nil {
+		if p.Summarize != nil || p.Counter != nil {
+			nc = append(nc, "compaction with a tl;dr summariser or its own token counter")
+		} else {
+			b.Compaction = &Compaction{p.ChunkMinMessages, p.ChunkMinTokens, p.KeepMinMessages, p.KeepMinTokens}
+		}
 	}
 	if cfg.BeforeTurn != nil || cfg.AfterTurn != nil {
 		nc = append(nc, "the before_turn/after_turn callbacks")

@@ -132,16 +132,7 @@ func TestStagesAsChildWorkflows(t *testing.T) {
 		return dir
 	}
 	inProc := newStageModel(t)
-	ws, err := strata.Open(t.Context(), stageOptions(newDir(), inProc, session.NewMemory()))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer ws.Close()
-	s, err := ws.NewSession(t.Context(), strata.SessionOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
+	ws, s := openSession(t, stageOptions(newDir(), inProc, session.NewMemory()), strata.SessionOptions{})
 	want, err := sm.Run(t.Context(), ws, s, d, nil, sm.Options{})
 	if err != nil {
 		t.Fatal(err)

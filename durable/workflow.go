@@ -44,26 +44,27 @@ type SessionInput struct {
 // what the handlers share. Workflow code: no clock but workflow.Now, no
 // random, no I/O (docs/durable.md, "determinism").
 type sessionRun struct {
-	in       SessionInput
-	bp       Blueprint
-	eng      *agent.Engine
-	st       *agent.State
-	queue    *agent.Queue
-	events   []event.Event
-	recorded int // events[:recorded] are in the worker's session store
-	allowed  map[string]bool
-	traits   map[string]tool.Traits
-	verdicts map[string]Verdict // by tool_use id, from the model-call activity
-	used     map[string]int     // activity ids used, for repeated tool_use ids
-	ids      int
-	running  bool
-	prompts  int
-	pending  *agent.ApprovalRequest
-	answer   *Approval
-	ended    bool
-	broken   error           // why the run cannot serve prompts (a failed Prepare)
-	always   map[string]bool // tools a person allowed always
-	personOK map[string]bool // tool_use ids a person approved
+	in          SessionInput
+	bp          Blueprint
+	eng         *agent.Engine
+	st          *agent.State
+	queue       *agent.Queue
+	events      []event.Event
+	recorded    int // events[:recorded] are in the worker's session store
+	allowed     map[string]bool
+	traits      map[string]tool.Traits
+	verdicts    map[string]Verdict // by tool_use id, from the model-call activity
+	used        map[string]int     // activity ids used, for repeated tool_use ids
+	ids         int
+	running     bool
+	prompts     int
+	pending     *agent.ApprovalRequest
+	answer      *Approval
+	ended       bool
+	broken      error           // why the run cannot serve prompts (a failed Prepare)
+	modeChanged bool            // a mode update came: the next prompt rebuilds the engine
+	always      map[string]bool // tools a person allowed always
+	personOK    map[string]bool // tool_use ids a person approved
 }
 
 // SessionWorkflow is the session workflow (registered as
@@ -143,7 +144,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 		r.queue.Steer(text)
 	}
 	st := *r.st
-	next := SessionInput{Spec: in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(), Always: r.always,
+	next := SessionInput{Spec: r.in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(), Always: r.always,
 		EventBase: in.EventBase + len(r.events), IDs: r.ids}
 	return workflow.NewContinueAsNewError(ctx, SessionWorkflowName, next)
 }
@@ -170,7 +171,7 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 	cfg := agent.Config{
 		Provider: stubProvider{name: bp.Provider, api: bp.API}, Layout: layout, Tools: tool.NewRegistry(tools...),
 		Model: bp.Model, Params: bp.Params, Context: bp.Context, MaxTurns: bp.MaxTurns, MaxSessionTokens: bp.MaxSessionTokens,
-		Mode: bp.Mode, ContextWindow: bp.ContextWindow, Bus: bus,
+		Mode: bp.Mode, ContextWindow: bp.ContextWindow, Bus: bus, Compaction: bp.Compaction.policy(),
 		Now: func() time.Time { return workflow.Now(ctx) },
 		NewID: func() string {
 			r.ids++
@@ -190,7 +191,10 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 		cfg.AllowedTool = func(name string) bool { return r.allowed[name] }
 	}
 	st := bp.State
-	if r.in.State != nil {
+	switch {
+	case r.st != nil: // a rebuild (a new approval mode): the conversation goes on
+		st = *r.st
+	case r.in.State != nil:
 		st = *r.in.State
 	}
 	cfg.ConversationID = st.ConversationID
@@ -227,6 +231,19 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 	}
 	err = workflow.SetUpdateHandlerWithOptions(ctx, PromptWithUpdate, r.promptWith, workflow.UpdateHandlerOptions{
 		Validator: func(ctx workflow.Context, in PromptInput) error { return idle() }})
+	if err != nil {
+		return err
+	}
+	err = workflow.SetUpdateHandlerWithOptions(ctx, ModeUpdate, func(ctx workflow.Context, m agent.Mode) error {
+		r.in.Spec.Mode, r.bp.Mode, r.modeChanged = m, m, true // the workers' permission checks follow the spec's mode
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, m agent.Mode) error {
+		switch m {
+		case agent.ModeAsk, agent.ModeAllowlist, agent.ModeAll:
+			return nil
+		}
+		return fmt.Errorf("durable: session %s: mode %q: want ask, allowlist or all", id, m)
+	}})
 	if err != nil {
 		return err
 	}
