@@ -35,9 +35,9 @@ type RemoteOptions struct {
 // session/request_permission; a prompt sent while another runs steers it)
 // and session/cancel, which ends the session's workflow once its running
 // prompt is over (a remote prompt cannot be stopped mid-way). Not over
-// Temporal: session/load, session/set_mode (the mode is chosen at
-// session/new), MCP servers passed by the client (the workers run the
-// workspace's), fs and terminal methods of the client. A prompt with
+// Temporal: session/load, MCP servers passed by the client (the workers run
+// the workspace's), fs and terminal methods of the client. session/set_mode
+// sets the mode of the session's next prompts. A prompt with
 // images cannot steer (-32600), as in process. When the
 // connection ends every session's workflow is ended.
 func ServeRemote(ctx context.Context, o RemoteOptions, in io.Reader, out io.Writer) error {
@@ -211,11 +211,22 @@ func (s *remoteServer) Cancel(ctx context.Context, p sdk.CancelNotification) err
 	return nil
 }
 
-// SetSessionMode implements acp.Agent: refused, the mode is the session
-// workflow's from session/new.
-func (s *remoteServer) SetSessionMode(context.Context, sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
-	return sdk.SetSessionModeResponse{}, sdk.NewInvalidRequest(map[string]any{
-		"error": "strata acp --temporal fixes the approval mode when the session starts (--approve); start a new session to change it"})
+// SetSessionMode implements acp.Agent: ask, allowlist or all, for the
+// session's next prompts (the workflow's mode update).
+func (s *remoteServer) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest) (sdk.SetSessionModeResponse, error) {
+	if _, err := s.get(p.SessionId); err != nil {
+		return sdk.SetSessionModeResponse{}, err
+	}
+	m := agent.Mode(p.ModeId)
+	if m != agent.ModeAsk && m != agent.ModeAllowlist && m != agent.ModeAll {
+		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"modeId": string(p.ModeId), "valid": []string{"ask", "allowlist", "all"}})
+	}
+	if err := s.o.Service.SetMode(ctx, string(p.SessionId), m); err != nil {
+		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
+	}
+	err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId,
+		Update: sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId, SessionUpdate: "current_mode_update"}}})
+	return sdk.SetSessionModeResponse{}, err
 }
 
 // CloseSession and the other unadvertised methods answer "method not

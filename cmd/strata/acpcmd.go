@@ -32,10 +32,10 @@ tool_call_chunk) goes to clients that ask for it in their capabilities;
 --kiro-dialect sends every client what kiro-cli sends (standard updates on
 session/update, tool_call_chunk on _kiro.dev/session/update).
 ` + temporalHelp + `
-Over --temporal: session/new and session/prompt (updates, approvals through
-session/request_permission, steering); session/cancel ends the session's workflow
-after its running prompt; no session/load, set_mode, client MCP servers or client
-fs/terminal.`,
+Over --temporal: session/new, session/prompt (updates, approvals through
+session/request_permission, steering, images) and session/set_mode; session/cancel
+ends the session's workflow after its running prompt; no session/load, client MCP
+servers or client fs/terminal.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if t.on() {

@@ -15,6 +15,7 @@ import (
 // remoteChatHelp is /help's text in 'strata chat --temporal'.
 const remoteChatHelp = `commands (chat --temporal):
   /help               this list
+  /mode [MODE]        show the approval mode, or set it for the next prompts: ask, allowlist, all
   /steer TEXT         queue TEXT for the running prompt's next model call
   /exit               end the chat and the session workflow (the session stays stored on the workers)
 A tool approval is answered by the next line: y (once), a (always), n (no), N (never).`
@@ -55,6 +56,10 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 	if interactive {
 		rs.steer = lines
 	}
+	mode := "the workers' --approve"
+	if t.changed != nil && t.changed("approve") {
+		mode = f.approve
+	}
 	var total agent.Result
 	var chatErr error
 	for chatErr == nil {
@@ -70,6 +75,9 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 			continue
 		case text == "/help":
 			fmt.Fprintln(msg, remoteChatHelp)
+			continue
+		case text == "/mode" || strings.HasPrefix(text, "/mode "):
+			mode = remoteMode(ctx, rs, msg, mode, strings.TrimSpace(strings.TrimPrefix(text, "/mode")))
 			continue
 		case isSteer:
 			if err := rs.dc.Steer(ctx, rs.ID, strings.TrimSpace(arg)); err != nil {
@@ -141,4 +149,24 @@ func (l lineApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (age
 		}
 		fmt.Fprintf(l.msg, "answer y, a, n or N\n")
 	}
+}
+
+// remoteMode is /mode in chat --temporal: without arg it says the mode
+// (current), else it sets the session's mode for its next prompts and
+// returns the new one.
+func remoteMode(ctx context.Context, rs *remoteSession, msg io.Writer, current, arg string) string {
+	if arg == "" {
+		fmt.Fprintf(msg, "approval mode: %s\n", current)
+		return current
+	}
+	m, err := approvalMode(arg)
+	if err == nil {
+		err = rs.dc.SetMode(ctx, rs.ID, m)
+	}
+	if err != nil {
+		fmt.Fprintf(msg, "strata: /mode: %v\n", err)
+		return current
+	}
+	fmt.Fprintf(msg, "approval mode: %s (from the next prompt)\n", m)
+	return string(m)
 }

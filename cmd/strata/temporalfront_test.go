@@ -28,10 +28,16 @@ import (
 // mode sends each line as a prompt to the session workflow, prints the
 // events as they arrive, and answers the approvals the workflow waits for
 // with the next line: "y" lets the first prompt's execute_bash run, "n"
-// refuses the second's, which never runs and reaches the model refused.
+// refuses the second's, which never runs and reaches the model refused;
+// after "/mode all" the third prompt's call runs without asking.
 func TestTemporalChatApprovals(t *testing.T) {
 	r := newTemporalRig(t, func(body string, n int) replay.Reply {
 		switch {
+		case strings.Contains(body, "third prompt") && n == 2:
+			in, _ := json.Marshal(map[string]string{"command": "echo unasked >> log.txt"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_third", "execute_bash", in)}}
+		case strings.Contains(body, "third prompt"):
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("third answer")}}
 		case strings.Contains(body, "second prompt") && n == 1:
 			in, _ := json.Marshal(map[string]string{"command": "echo refused >> log.txt"})
 			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_second", "execute_bash", in)}}
@@ -45,7 +51,7 @@ func TestTemporalChatApprovals(t *testing.T) {
 	})
 	r.startWorkers(t, 1)
 	cl := r.client(t, "chat", "--approve", "ask")
-	cl.Stdin = strings.NewReader("first prompt\ny\nsecond prompt\nn\n")
+	cl.Stdin = strings.NewReader("first prompt\ny\nsecond prompt\nn\n/mode all\nthird prompt\n")
 	var stdout, stderr lockedBuffer
 	cl.Stdout, cl.Stderr = &stdout, &stderr
 	done := make(chan error, 1)
@@ -63,7 +69,7 @@ func TestTemporalChatApprovals(t *testing.T) {
 		t.Fatalf("chat still running after 2 minutes\nstdout: %s\nstderr: %s\nworkers: %s", stdout.String(), stderr.String(), r.workerLogs())
 	}
 	out := stdout.String()
-	for _, want := range []string{"⏺ execute_bash", "first answer", "second answer"} {
+	for _, want := range []string{"⏺ execute_bash", "first answer", "second answer", "third answer"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("stdout lacks %q:\n%s", want, out)
 		}
@@ -71,8 +77,8 @@ func TestTemporalChatApprovals(t *testing.T) {
 	if got := strings.Count(stderr.String(), "? allow execute_bash"); got != 2 {
 		t.Errorf("asked %d approvals on stderr, want 2:\n%s", got, stderr.String())
 	}
-	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "approved" {
-		t.Errorf("log.txt = %q, want only the approved call's line", lines)
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 2 || lines[0] != "approved" || lines[1] != "unasked" {
+		t.Errorf("log.txt = %q, want the approved call's line and, after /mode all, the unasked one's", lines)
 	}
 	var refused *llm.Block
 	for _, req := range r.model.Received() {
@@ -123,10 +129,15 @@ func TestTemporalFlagErrors(t *testing.T) {
 // answer), and the execute_bash approval goes to the client as
 // session/request_permission (allowed: the command ran once); a second
 // session/prompt sent while the command runs steers the first; the first
-// prompt's image reaches the model.
+// prompt's image reaches the model; after session/set_mode all a call runs
+// without asking.
 func TestTemporalACP(t *testing.T) {
 	answer := bashReply([]string{"sleep 1; echo via-acp >> log.txt"}, "acp answer")
 	r := newTemporalRig(t, func(body string, n int) replay.Reply {
+		if strings.Contains(body, "once more") && n == 1 {
+			in, _ := json.Marshal(map[string]string{"command": "echo unasked >> log.txt"})
+			return replay.Reply{Blocks: []llm.Block{llm.ToolUseBlock("toolu_more", "execute_bash", in)}}
+		}
 		if strings.Contains(body, "mind the README") {
 			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("acp answer, steered")}}
 		}
@@ -186,8 +197,21 @@ func TestTemporalACP(t *testing.T) {
 	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 1 || lines[0] != "via-acp" {
 		t.Errorf("log.txt = %q, want the approved command's one line", lines)
 	}
-	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: "all"}); err == nil {
-		t.Error("session/set_mode over --temporal succeeded; want it refused (the mode is fixed at session/new)")
+	// session/set_mode all: the next prompt's call runs without asking.
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: "bogus"}); err == nil {
+		t.Error("session/set_mode bogus succeeded")
+	}
+	if _, err := conn.SetSessionMode(ctx, sdk.SetSessionModeRequest{SessionId: s.SessionId, ModeId: "all"}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("once more")}}); err != nil {
+		t.Fatal(err)
+	}
+	c.mu.Lock()
+	asked := c.asked
+	c.mu.Unlock()
+	if lines := readLines(t, filepath.Join(r.dir, "log.txt")); len(lines) != 2 || asked != 1 {
+		t.Errorf("after set_mode all: log.txt = %q, permission requests %d; want the call run without asking (1 request in all)", lines, asked)
 	}
 }
 

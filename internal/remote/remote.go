@@ -32,6 +32,8 @@ type Service interface {
 	Pending(ctx context.Context, sessionID string) (*agent.ApprovalRequest, error)
 	// Approve answers the pending approval of the call with tool_use id id.
 	Approve(ctx context.Context, sessionID, id string, d agent.Decision) error
+	// SetMode sets the approval mode of the session's next prompts.
+	SetMode(ctx context.Context, sessionID string, m agent.Mode) error
 	// Steer queues a steering message for the running (or next) prompt.
 	Steer(ctx context.Context, sessionID, text string) error
 	// End ends the session once no prompt runs; the stored session stays.
