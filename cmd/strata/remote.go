@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"os/signal"
+	"sync/atomic"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -35,7 +37,15 @@ type remoteSession struct {
 	// invoke_agent span: the parent of the client's UpdateWorkflow span and,
 	// through the workflow's headers, of the workers' spans.
 	tracer trace.Tracer
+	// heard is set by the first event shown: a worker runs the session.
+	heard atomic.Bool
+	// hint names the worker command to start, for the no-worker hint.
+	hint string
 }
+
+// noWorkerAfter is how long a prompt waits without any event before the
+// client says that no worker may be polling its task queue.
+const noWorkerAfter = 5 * time.Second
 
 // specOf is the session workflow's Spec for the run flags f: the workers
 // open the workspace at this process's working directory with f's agent,
@@ -98,7 +108,8 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 		return nil, nil, fmt.Errorf("starting the session workflow on %s (task queue %s): %w", t.addr, t.taskQueue, err)
 	}
 	fmt.Fprintf(os.Stderr, "strata: session %s on Temporal %s (task queue %s, workflow %s%s)\n", id, t.addr, t.taskQueue, durable.WorkflowIDPrefix, id)
-	rs := &remoteSession{dc: dc, out: newPrinter(os.Stdout, f.format)}
+	rs := &remoteSession{dc: dc, out: newPrinter(os.Stdout, f.format),
+		hint: fmt.Sprintf("strata worker --temporal %s --task-queue %s --namespace %s", t.addr, t.taskQueue, t.namespace)}
 	rs.Session = remote.Session{Service: dc, ID: id, Observe: rs.show, Approver: saying(terminalApprover())}
 	if sdk := startTelemetry(); sdk != nil && sdk.TracerProvider != nil {
 		rs.tracer = sdk.TracerProvider.Tracer("github.com/strata-agent/strata/cmd/strata")
@@ -110,6 +121,14 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 // prompt runs text as the session's next prompt on the workers, printing the
 // events as they arrive and answering approvals, and returns its result.
 func (rs *remoteSession) prompt(ctx context.Context, text string) (*agent.Result, error) {
+	if !rs.heard.Load() {
+		t := time.AfterFunc(noWorkerAfter, func() {
+			if !rs.heard.Load() {
+				fmt.Fprintf(os.Stderr, "strata: no worker has taken session %s yet: is '%s' running?\n", rs.ID, rs.hint)
+			}
+		})
+		defer t.Stop()
+	}
 	if rs.tracer == nil {
 		return rs.Prompt(ctx, text, rs.steer)
 	}
@@ -141,6 +160,7 @@ func saying(a agent.Approver) agent.Approver {
 // message that came without any is printed whole from its MessageEnd, so
 // its text is never lost.
 func (rs *remoteSession) show(e event.Event) {
+	rs.heard.Store(true)
 	if e.Turn != nil {
 		rs.loop = e.Turn.LoopID
 	}

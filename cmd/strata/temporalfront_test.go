@@ -369,3 +369,21 @@ func TestTemporalWorkerDefaultsApply(t *testing.T) {
 		t.Errorf("log.txt = %q; want the first run's line only", lines)
 	}
 }
+
+// TestTemporalNoWorkerHint: with no worker polling the queue, 'run
+// --temporal' says so (naming the worker command to start) instead of
+// waiting in silence.
+func TestTemporalNoWorkerHint(t *testing.T) {
+	r := newTemporalRig(t, bashReply(nil, "never asked"))
+	cl := r.start(t, "run", "anyone there?")
+	defer cl.Process.Kill()
+	want := "no worker has taken session"
+	for deadline := time.Now().Add(time.Minute); !strings.Contains(cl.stderr.String(), want); time.Sleep(50 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("no hint after a minute; stderr: %s", cl.stderr.String())
+		}
+	}
+	if !strings.Contains(cl.stderr.String(), "strata worker --temporal "+r.addr+" --task-queue "+r.queue) {
+		t.Errorf("the hint does not name the worker command: %s", cl.stderr.String())
+	}
+}
