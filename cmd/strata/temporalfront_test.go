@@ -14,6 +14,7 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata/durable"
 	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/internal/waterfall"
 	"github.com/strata-agent/strata/llm"
@@ -385,5 +386,16 @@ func TestTemporalNoWorkerHint(t *testing.T) {
 	}
 	if !strings.Contains(cl.stderr.String(), "strata worker --temporal "+r.addr+" --task-queue "+r.queue) {
 		t.Errorf("the hint does not name the worker command: %s", cl.stderr.String())
+	}
+	// Leave no session workflow waiting on a shared server.
+	_, rest, _ := strings.Cut(cl.stderr.String(), "strata: session ")
+	id, _, _ := strings.Cut(rest, " ")
+	c, err := temporalFlags{addr: r.addr, taskQueue: r.queue, namespace: temporaltest.Namespace}.dial(context.Background())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.TerminateWorkflow(context.Background(), durable.WorkflowID(id), "", "test over"); err != nil {
+		t.Errorf("terminating session %q's workflow: %v", id, err)
 	}
 }
