@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"syscall"
 	"testing"
@@ -124,7 +125,7 @@ func bashReply(commands []string, final string) func(string, int) replay.Reply {
 // end: each side-effecting execute_bash ran exactly once (one line each in
 // log.txt), the interrupted call reached the model as an interrupted
 // is_error tool_result and was not run again, and the session stored by the
-// workers holds the tool results and answer the client printed.
+// workers holds the assistant messages and tool results the client printed.
 func TestTemporalWorkerCrashContinuesSession(t *testing.T) {
 	commands := []string{
 		"echo step1 $STRATA_TEST_WORKER >> log.txt",
@@ -202,7 +203,16 @@ func TestTemporalWorkerCrashContinuesSession(t *testing.T) {
 			seen[e.ToolResult.ID] = *e.ToolResult
 		}
 	}
-	stored := storedToolResults(t, r.store, res.SessionID)
+	var answers []string
+	for _, e := range evs {
+		if e.Kind == event.MessageEnd && e.Message != nil && e.Message.Role == llm.RoleAssistant {
+			answers = append(answers, assistantLine(*e.Message))
+		}
+	}
+	stored, storedAnswers := workersSession(t, r.store, res.SessionID)
+	if want := []string{"tool_use toolu_1", "tool_use toolu_2", "tool_use toolu_3", "text all three ran"}; !slices.Equal(answers, want) || !slices.Equal(storedAnswers, want) {
+		t.Errorf("assistant messages: the client saw %q, the store has %q; want %q", answers, storedAnswers, want)
+	}
 	for _, id := range []string{"toolu_1", "toolu_2", "toolu_3"} {
 		c, s := seen[id], stored[id]
 		if c.ID == "" || s.ID == "" || c.IsError != s.IsError || fullText(c) != fullText(s) {
@@ -316,9 +326,10 @@ func clientEvents(t *testing.T, out string) ([]event.Event, runResult) {
 	return evs, res
 }
 
-// storedToolResults opens the workers' store and returns the session's
-// stored tool_result blocks by tool_use id.
-func storedToolResults(t *testing.T, store, id string) map[string]llm.Block {
+// workersSession opens the workers' store and returns the session's stored
+// tool_result blocks by tool_use id and its assistant messages
+// (assistantLine), in order.
+func workersSession(t *testing.T, store, id string) (map[string]llm.Block, []string) {
 	t.Helper()
 	st, err := openStore(store)
 	if err != nil {
@@ -330,7 +341,11 @@ func storedToolResults(t *testing.T, store, id string) map[string]llm.Block {
 		t.Fatalf("session %s in the workers' store %s: %v", id, store, err)
 	}
 	out := map[string]llm.Block{}
+	var answers []string
 	for _, m := range d.Messages {
+		if m.Role == llm.RoleAssistant {
+			answers = append(answers, assistantLine(llm.Message{Role: m.Role, Content: m.Content}))
+		}
 		for _, b := range m.Content {
 			if b.Type == llm.BlockToolResult {
 				if _, dup := out[b.ID]; dup {
@@ -340,7 +355,20 @@ func storedToolResults(t *testing.T, store, id string) map[string]llm.Block {
 			}
 		}
 	}
-	return out
+	return out, answers
+}
+
+// assistantLine sums up an assistant message: "tool_use ID…" for its
+// calls, else "text TEXT".
+func assistantLine(m llm.Message) string {
+	var ids []string
+	for _, c := range m.ToolUses() {
+		ids = append(ids, c.ID)
+	}
+	if len(ids) > 0 {
+		return "tool_use " + strings.Join(ids, " ")
+	}
+	return "text " + m.Text()
 }
 
 // workerLogs is every worker's stderr, for failure messages.
