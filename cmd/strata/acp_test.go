@@ -149,6 +149,7 @@ type sdkClient struct {
 	mu      sync.Mutex
 	updates []sdk.SessionUpdate
 	answer  sdk.PermissionOptionId
+	asked   int // permission requests received
 }
 
 func (c *sdkClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) error {
@@ -158,6 +159,9 @@ func (c *sdkClient) SessionUpdate(_ context.Context, n sdk.SessionNotification) 
 	return nil
 }
 func (c *sdkClient) RequestPermission(context.Context, sdk.RequestPermissionRequest) (sdk.RequestPermissionResponse, error) {
+	c.mu.Lock()
+	c.asked++
+	c.mu.Unlock()
 	return sdk.RequestPermissionResponse{Outcome: sdk.NewRequestPermissionOutcomeSelected(c.answer)}, nil
 }
 func (c *sdkClient) ReadTextFile(context.Context, sdk.ReadTextFileRequest) (sdk.ReadTextFileResponse, error) {

@@ -25,7 +25,7 @@ func init() { register(newBenchCmd) }
 func newBenchCmd() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "bench",
-		Short: "Measure layouts: 'bench cache' prices them, 'bench assemble' times them, on recorded trajectories",
+		Short: "Measure layouts ('bench cache' prices them, 'bench assemble' times them, on recorded trajectories) and throughput on Temporal ('bench temporal')",
 	}
 	var o benchCacheOptions
 	cache := &cobra.Command{
@@ -66,7 +66,7 @@ what the recording's provider reported.`,
 	fl.Uint64Var(&o.pauseSeed, "pause-seed", 0, "paced: 0 = a pause after every --pause-every calls; else seeded random pauses at that mean rate")
 	fl.IntVar(&o.parallel, "parallel", benchcache.DefaultParallel, "parallel: tool calls merged into one response (≥ 2)")
 	fl.Int64Var(&o.readStep, "read-step", 0, "openai/gemini/deepseek: round cache reads down to steps of this many tokens instead of the price table's (1 = no rounding; 0 = the table's)")
-	cmd.AddCommand(cache, newBenchAssembleCmd())
+	cmd.AddCommand(cache, newBenchAssembleCmd(), newBenchTemporalCmd())
 	return cmd
 }
 

@@ -19,6 +19,7 @@ func init() { register(newChatCmd) }
 
 func newChatCmd() *cobra.Command {
 	var f runFlags
+	var t temporalFlags
 	var plain bool
 	cmd := &cobra.Command{
 		Use:   "chat [flags]",
@@ -46,9 +47,14 @@ ended runs as the next prompt. Lines starting with / are commands:
 A failed prompt (provider error, limit) is reported and the chat goes on. With no
 API key the offline demo answers every prompt (the same recorded list-and-read
 answer, its tools run for real). All 'run' flags apply;
---session ID continues a stored session, -c the last session run in this directory.`,
+--session ID continues a stored session, -c the last session run in this directory.
+` + temporalHelp + `
+chat --temporal is line mode only.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
+			if t.on() {
+				return remoteChat(cmd.Context(), f, t, os.Stdin, os.Stderr)
+			}
 			return chatMain(cmd.Context(), f, plain, os.Stdin, os.Stderr)
 		},
 	}
@@ -56,6 +62,7 @@ answer, its tools run for real). All 'run' flags apply;
 	cmd.Flags().BoolVar(&plain, "plain", false, "line mode even on a terminal (no full-screen UI)")
 	addSessionFlags(cmd.Flags(), &f)
 	addKeepAliveFlag(cmd, &f)
+	t.add(cmd.Flags())
 	return cmd
 }
 

@@ -60,6 +60,7 @@ func watchInterrupt(c *cobra.Command) *interruptWatch {
 type interruptedError struct {
 	session string
 	err     error
+	hint    string // what to do next, when not 'strata sessions resume SESSION' (--temporal)
 }
 
 func (e *interruptedError) Error() string { return e.err.Error() }
@@ -74,6 +75,10 @@ func (w *interruptWatch) interrupted(err error, stderr io.Writer) bool {
 		return false
 	}
 	fmt.Fprintln(stderr, "strata: interrupted")
+	if ie.hint != "" {
+		fmt.Fprintln(stderr, ie.hint)
+		return true
+	}
 	fmt.Fprintf(stderr, "resume with: strata sessions resume %s\n", ie.session)
 	return true
 }

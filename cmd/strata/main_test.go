@@ -58,16 +58,7 @@ func runCLI(t *testing.T, dir string, env []string, args ...string) result {
 func runCLIInput(t *testing.T, dir string, env []string, stdin io.Reader, args ...string) result {
 	t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Dir, cmd.Stdin = dir, stdin
-	for _, kv := range os.Environ() {
-		k, _, _ := strings.Cut(kv, "=")
-		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") {
-			continue
-		}
-		cmd.Env = append(cmd.Env, kv)
-	}
-	cmd.Env = append(cmd.Env, "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+configDir)
-	cmd.Env = append(cmd.Env, env...)
+	cmd.Dir, cmd.Stdin, cmd.Env = dir, stdin, cliEnv(env)
 	var so, se bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &so, &se
 	err := cmd.Run()
@@ -78,6 +69,22 @@ func runCLIInput(t *testing.T, dir string, env []string, stdin io.Reader, args .
 		t.Fatal(err)
 	}
 	return result{so.String(), se.String(), code}
+}
+
+// cliEnv is the environment of a strata the tests start: this process's
+// without provider keys and base URLs, the tests' data and config folders,
+// then env.
+func cliEnv(env []string) []string {
+	var out []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		if strings.HasSuffix(k, "_API_KEY") || strings.HasSuffix(k, "_BASE_URL") {
+			continue
+		}
+		out = append(out, kv)
+	}
+	out = append(out, "STRATA_DATA_DIR="+dataDir, "XDG_CONFIG_HOME="+configDir)
+	return append(out, env...)
 }
 
 // Offline, `strata run` plays the embedded demo and really runs the tools in

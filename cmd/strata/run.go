@@ -65,6 +65,7 @@ type screenHooks struct {
 
 func newRunCmd() *cobra.Command {
 	var f runFlags
+	var t temporalFlags
 	cmd := &cobra.Command{
 		Use:   "run [flags] PROMPT... | -",
 		Short: "Run the agent loop on a prompt (offline demo when no API key is set)",
@@ -92,18 +93,23 @@ OPENAI_API_KEY that is set, else the offline demo (a recorded session served on
 AWS_ENDPOINT_URL_BEDROCK_RUNTIME (and DEEPSEEK_/XAI_/OLLAMA_/VLLM_BASE_URL).
 --replay FILE serves recorded responses (raw SSE, JSON-lines chunks, AWS
 event-stream) to the real SDK client instead of calling the provider.
---compact detaches old turns into frozen conversation-history chunks.`,
+--compact detaches old turns into frozen conversation-history chunks.
+` + temporalHelp,
 		Args: cobra.ArbitraryArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			text, err := promptArg(cmd, args, os.Stdin)
 			if err != nil {
 				return err
 			}
+			if t.on() {
+				return remoteRun(cmd.Context(), f, t, text)
+			}
 			return runMain(cmd.Context(), f, text)
 		},
 	}
 	addRunFlags(cmd, &f)
 	addSessionFlags(cmd.Flags(), &f)
+	t.add(cmd.Flags())
 	return cmd
 }
 
@@ -320,40 +326,9 @@ func cliError(err error) error {
 // when non-nil, changes the options before opening. The caller closes the
 // workspace and its store.
 func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)) (*strata.Workspace, error) {
-	mode, err := approvalMode(f.approve)
+	o, err := workspaceOptions(f, adjust)
 	if err != nil {
 		return nil, err
-	}
-	params, err := f.knobs.params(f.maxTokens)
-	if err != nil {
-		return nil, err
-	}
-	limits, err := f.limits()
-	if err != nil {
-		return nil, err
-	}
-	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
-		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
-		Trust: cliTrust(f.trust), KeepAlive: f.keepalive.options(),
-		MaxSubAgentDepth: f.subAgentDepth, MaxSubAgentsPerResponse: f.subAgentsPerResponse,
-		MaxToolCallsPerResponse: f.toolCallsPerResponse, WebFetchAllowPrivate: f.webFetchPrivate}
-	f.context.apply(&o)
-	if o.MCPOAuth, err = mcpOAuthOptions(isTerminal(os.Stdin)); err != nil {
-		return nil, err
-	}
-	o.MCPElicit = cliElicitor("no terminal to ask on")
-	if f.compactTLDR && !f.compact {
-		return nil, usageError{errors.New("--compact-tldr needs --compact")}
-	}
-	if f.compact {
-		p := compact.Default
-		o.Compaction, o.CompactTLDR = &p, f.compactTLDR
-	}
-	if err := chooseReplay(f, &o); err != nil {
-		return nil, err
-	}
-	if adjust != nil {
-		adjust(&o)
 	}
 	if o.Store, err = openStore(f.db); err != nil {
 		return nil, err
@@ -365,6 +340,48 @@ func openWorkspace(ctx context.Context, f runFlags, adjust func(*strata.Options)
 		return nil, cliError(err)
 	}
 	return ws, nil
+}
+
+// workspaceOptions validates the run flags and returns the strata.Options
+// they describe (openWorkspace's, without the session store and telemetry):
+// 'strata worker' opens its sessions' workspaces with them.
+func workspaceOptions(f runFlags, adjust func(*strata.Options)) (strata.Options, error) {
+	mode, err := approvalMode(f.approve)
+	if err != nil {
+		return strata.Options{}, err
+	}
+	params, err := f.knobs.params(f.maxTokens)
+	if err != nil {
+		return strata.Options{}, err
+	}
+	limits, err := f.limits()
+	if err != nil {
+		return strata.Options{}, err
+	}
+	o := strata.Options{Agent: f.agentFile, ProviderName: f.provider, Model: f.model, Layout: f.layout, Mode: mode,
+		Params: params, Limits: limits, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens, Warn: warn, MCPStderr: logs.mcpStderr(),
+		Trust: cliTrust(f.trust), KeepAlive: f.keepalive.options(),
+		MaxSubAgentDepth: f.subAgentDepth, MaxSubAgentsPerResponse: f.subAgentsPerResponse,
+		MaxToolCallsPerResponse: f.toolCallsPerResponse, WebFetchAllowPrivate: f.webFetchPrivate}
+	f.context.apply(&o)
+	if o.MCPOAuth, err = mcpOAuthOptions(isTerminal(os.Stdin)); err != nil {
+		return strata.Options{}, err
+	}
+	o.MCPElicit = cliElicitor("no terminal to ask on")
+	if f.compactTLDR && !f.compact {
+		return strata.Options{}, usageError{errors.New("--compact-tldr needs --compact")}
+	}
+	if f.compact {
+		p := compact.Default
+		o.Compaction, o.CompactTLDR = &p, f.compactTLDR
+	}
+	if err := chooseReplay(f, &o); err != nil {
+		return strata.Options{}, err
+	}
+	if adjust != nil {
+		adjust(&o)
+	}
+	return o, nil
 }
 
 // warn prints a warning on stderr and goes on (kiro reports missing

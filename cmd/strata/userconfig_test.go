@@ -225,8 +225,8 @@ func TestConfigFileAppliesToEveryCommandWithTheFlag(t *testing.T) {
 	}
 
 	r = runCLI(t, t.TempDir(), []string{"STRATA_CONFIG=" + gemini}, "config")
-	for _, want := range []string{"  provider: strata, acp, bench cache, chat, render, replay, run, sessions branch, sessions resume, workflow resume, workflow run\n",
-		"  layout: strata, acp, chat, render, replay, run, sessions branch, sessions resume, workflow resume, workflow run\n"} {
+	for _, want := range []string{"  provider: strata, acp, bench cache, chat, render, replay, run, sessions branch, sessions resume, worker, workflow resume, workflow run\n",
+		"  layout: strata, acp, chat, render, replay, run, sessions branch, sessions resume, worker, workflow resume, workflow run\n"} {
 		if !strings.Contains(r.stdout, want) {
 			t.Errorf("config does not say where settings apply (%q):\n%s", want, r.stdout)
 		}

@@ -59,6 +59,21 @@ func workflowModel(t *testing.T, markers map[string]string, next func(stage stri
 	}
 }
 
+// fixTestsStep is the scripted model's answer in stage stage after n
+// tool results of the examples/workflows/fix-tests.yaml run on
+// workflowFixture: a plan, the fs_write that fixes calc.go, completions.
+func fixTestsStep(stage string, n int) (string, any) {
+	switch {
+	case stage == "plan":
+		return workflow.CompletionTool, map[string]string{"plan": "make Add add"}
+	case stage == "implement" && n == 0:
+		return "fs_write", map[string]string{"command": "create", "path": "calc.go", "file_text": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}
+	case stage == "implement":
+		return workflow.CompletionTool, map[string]string{"result": "fixed"}
+	}
+	return workflow.CompletionTool, map[string]string{"result": "ok"}
+}
+
 // workflowFixture copies the workflow tests' Go module (its test fails) to
 // a new directory.
 func workflowFixture(t *testing.T) string {
@@ -91,15 +106,7 @@ func TestWorkflowSIGKILLThenResume(t *testing.T) {
 				close(inImplement)
 				<-release // the process is killed while it waits for this answer
 			}
-			switch {
-			case stage == "plan":
-				return workflow.CompletionTool, map[string]string{"plan": "make Add add"}
-			case stage == "implement" && n == 0:
-				return "fs_write", map[string]string{"command": "create", "path": "calc.go", "file_text": "package calc\n\nfunc Add(a, b int) int { return a + b }\n"}
-			case stage == "implement":
-				return workflow.CompletionTool, map[string]string{"result": "fixed"}
-			}
-			return workflow.CompletionTool, map[string]string{"result": "ok"}
+			return fixTestsStep(stage, n)
 		})
 	defer srv.Close()
 	defer close(release)

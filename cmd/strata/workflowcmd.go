@@ -46,11 +46,20 @@ SESSION' goes on from the last completed stage after a crash.`,
 		},
 	})
 	var f runFlags
+	var t temporalFlags
 	var inputs []string
 	run := &cobra.Command{
 		Use:   "run FILE [--input NAME=VALUE]...",
 		Short: "Run a workflow in a new session",
-		Args:  cobra.ExactArgs(1),
+		Long: `Run a stage workflow in a new session: in this process, recorded in the embedded
+SQLite session database (the default), or with --temporal HOST:PORT on the workers of
+that Temporal server ('strata worker'): the state machine in a parent workflow, each
+stage execution a child workflow, a parallel group's stages concurrent children
+(docs/durable.md, "Stage workflows"). Over Temporal each stage's loop runs in one
+activity: a stage a lost worker cut off runs again from its start, its side effects
+included; a call outside a stage's allowedTools is refused (no terminal to ask on);
+the stages' events are not shown, the final state is.`,
+		Args: cobra.ExactArgs(1),
 		RunE: func(c *cobra.Command, args []string) error {
 			d, err := workflow.Load(args[0])
 			if err != nil {
@@ -67,6 +76,9 @@ SESSION' goes on from the last completed stage after a crash.`,
 			if _, err := d.Resolve(in); err != nil {
 				return usageError{err}
 			}
+			if t.on() {
+				return remoteWorkflow(c.Context(), f, t, args[0], in)
+			}
 			return driveWorkflow(c.Context(), f, "", func(ctx context.Context, ws *strata.Workspace, s *strata.Session, o workflow.Options) (*workflow.State, error) {
 				return workflow.Run(ctx, ws, s, d, in, o)
 			})
@@ -74,6 +86,7 @@ SESSION' goes on from the last completed stage after a crash.`,
 	}
 	addRunFlags(run, &f)
 	run.Flags().StringArrayVar(&inputs, "input", nil, "a workflow input NAME=VALUE (repeatable)")
+	t.add(run.Flags())
 	cmd.AddCommand(run)
 	var rf runFlags
 	resume := &cobra.Command{

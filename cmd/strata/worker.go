@@ -1,0 +1,91 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/spf13/cobra"
+	"go.temporal.io/sdk/worker"
+
+	"github.com/strata-agent/strata/durable"
+)
+
+func init() { register(newWorkerCmd) }
+
+func newWorkerCmd() *cobra.Command {
+	var f runFlags
+	var t temporalFlags
+	cmd := &cobra.Command{
+		Use:   "worker --temporal HOST:PORT [--task-queue Q] [--namespace N] [run flags]",
+		Short: "Run strata's Temporal workers: durable sessions submitted with --temporal run here",
+		Long: `Poll a Temporal server's task queue and run the strata sessions submitted to it
+('strata run|chat|acp|workflow run --temporal HOST:PORT'): the session workflow
+(the loop's step engine, deterministic) and its activities (each model call, each
+tool call, preparing a session, recording it into this worker's session store).
+
+The run flags (--provider, --model, --agent, --layout, --approve, --store,
+--replay, --trust, …) are the defaults of every session this worker opens; the
+--agent, --provider, --model, --layout, --approve and --max-turns a client gives
+override them. API keys come from this worker's environment; without
+one the offline demo answers, as for 'strata run'. Run every worker of a queue
+in the same directory (or one the sessions' workspace paths resolve in) with the
+same store, so that a session continues on any of them after a crash.
+
+Delivery (docs/durable.md): model calls are retried by provider error class;
+side-effecting tool calls run at most once (a call lost with a crashed worker
+reaches the model as interrupted); read-only tools may be retried.
+
+The embedded SQLite path ('strata run' without --temporal) stays the default;
+workers are for spreading sessions over machines. Stop with Ctrl-C or SIGTERM:
+running activities finish or time out and are taken over by another worker.
+A dev server for trying it: scripts/temporal-dev start.`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if !t.on() {
+				return usagef("strata worker needs --temporal HOST:PORT (scripts/temporal-dev start runs a dev server)")
+			}
+			return workerMain(cmd.Context(), f, t)
+		},
+	}
+	addRunFlags(cmd, &f)
+	t.add(cmd.Flags())
+	_ = cmd.Flags().MarkHidden("format") // a worker prints nothing of the sessions
+	return cmd
+}
+
+// workerMain registers the durable workflow and activities on a worker of
+// t's task queue and runs it until SIGINT or SIGTERM. The sessions' workspaces
+// open with the run flags f as their template.
+func workerMain(ctx context.Context, f runFlags, t temporalFlags) error {
+	o, err := workspaceOptions(f, nil)
+	if err != nil {
+		return err
+	}
+	if o.Store, err = openStore(f.db); err != nil {
+		return err
+	}
+	defer o.Store.Close()
+	withTelemetry(&o)
+	c, err := t.dial(ctx)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	w := worker.New(c, t.taskQueue, worker.Options{})
+	acts := durable.Register(w, durable.WorkerOptions{Options: o})
+	defer acts.Close()
+	if err := w.Start(); err != nil {
+		return fmt.Errorf("starting the worker on %s (task queue %s): %w", t.addr, t.taskQueue, err)
+	}
+	defer w.Stop()
+	noteDemo(f)
+	fmt.Fprintf(os.Stderr, "strata: worker polling task queue %q of namespace %q on %s (pid %d)\n", t.taskQueue, t.namespace, t.addr, os.Getpid())
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	<-ctx.Done()
+	fmt.Fprintln(os.Stderr, "strata: worker stopping")
+	return nil
+}

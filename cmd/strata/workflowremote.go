@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"crypto/rand"
+	"encoding/hex"
+	"encoding/json"
+	"fmt"
+	"maps"
+	"os"
+	"os/signal"
+	"slices"
+)
+
+// remoteWorkflow runs the stage workflow in file on t's Temporal workers
+// ('strata workflow run --temporal'): durable.Client.RunStages, the state
+// machine in a parent workflow and each stage execution a child workflow
+// (docs/durable.md, "Stage workflows"). It prints the session id first and
+// the final state at the end (text: a summary line on stderr; json: the
+// state). Stage tool grants cannot be asked over Temporal: a call outside a
+// stage's allowedTools is refused.
+func remoteWorkflow(ctx context.Context, f runFlags, t temporalFlags, file string, inputs map[string]string) error {
+	if f.format != "text" && f.format != "json" {
+		return usagef("unknown --format %q (valid: text, json)", f.format)
+	}
+	source, err := os.ReadFile(file)
+	if err != nil {
+		return usagef("workflow file: %v", err)
+	}
+	var b [8]byte
+	if _, err := rand.Read(b[:]); err != nil {
+		return err
+	}
+	spec, dc, closeClient, err := submitter(ctx, f, t, hex.EncodeToString(b[:]))
+	if err != nil {
+		return err
+	}
+	defer closeClient()
+	fmt.Fprintf(os.Stderr, "strata: session %s on Temporal %s (task queue %s, workflow strata-stages-%s)\n", spec.SessionID, t.addr, t.taskQueue, spec.SessionID)
+	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
+	defer stop()
+	id, st, runErr := dc.RunStages(ctx, spec, file, source, inputs)
+	if ctx.Err() != nil {
+		return fmt.Errorf("stopped waiting: the stage workflow goes on on the workers; its state is stored in session %s (strata workflow resume %s on a worker's store)", id, id)
+	}
+	if st != nil {
+		if f.format == "json" {
+			enc := json.NewEncoder(os.Stdout)
+			enc.SetEscapeHTML(false)
+			if err := enc.Encode(st); err != nil {
+				return err
+			}
+		} else {
+			for _, name := range slices.Sorted(maps.Keys(st.Slots)) {
+				sl := st.Slots[name]
+				fmt.Fprintf(os.Stdout, "▸ %s: %s (attempt %d) %s\n", name, sl.Outcome, sl.Attempt, compactJSON(sl.Completion))
+			}
+			fmt.Fprintf(os.Stderr, "[workflow %s · outcome %s · session %s · on Temporal]\n", st.Workflow, orPending(st.Outcome), id)
+		}
+	}
+	return cliError(runErr)
+}
