@@ -9,6 +9,7 @@ import (
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
 )
@@ -19,7 +20,7 @@ import (
 // resumes the stored session from the worker's store: the next request
 // carries the first prompt's conversation.
 func TestClientEndAndResume(t *testing.T) {
-	c := dial(t, serverAddress(t))
+	c := dial(t, temporaltest.Address(t))
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "notes.txt"), "the notes\n")
 	m := script(t, []llm.Block{use("toolu_c1", "fs_read", `{"operations":[{"mode":"Line","path":"notes.txt"}]}`)},

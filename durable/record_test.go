@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/client"
 
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
 )
@@ -30,7 +31,7 @@ func TestRecordHistories(t *testing.T) {
 	if !*record {
 		t.Skip("run with -record to re-record testdata/*.history.json from a real dev server")
 	}
-	c := dial(t, serverAddress(t))
+	c := dial(t, temporaltest.Address(t))
 	queue := "strata-record"
 	dir := t.TempDir()
 	write(t, filepath.Join(dir, "notes.txt"), "the notes\n")

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/sdk/workflow"
 
 	"github.com/strata-agent/strata"
+	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/session"
 	sm "github.com/strata-agent/strata/workflow"
@@ -239,7 +240,7 @@ func runReviewStages(ctx context.Context, t *testing.T, c client.Client, queue, 
 // real Temporal server: child workflows, concurrent siblings and the
 // stored state, end to end.
 func TestRunStagesOnAServer(t *testing.T) {
-	c := dial(t, serverAddress(t))
+	c := dial(t, temporaltest.Address(t))
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	id := newSessionID() // a new id and queue: the server may be shared

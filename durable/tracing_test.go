@@ -9,6 +9,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/session"
 )
 
@@ -17,7 +18,7 @@ import (
 // spans (under the caller's span), the workflow's, every activity's and
 // the activities' GenAI chat and execute_tool spans share one trace.
 func TestTracingLinksClientAndWorkerSpans(t *testing.T) {
-	addr := serverAddress(t)
+	addr := temporaltest.Address(t)
 	exp := tracetest.NewInMemoryExporter()
 	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp))
 	defer tp.Shutdown(context.Background())
