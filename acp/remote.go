@@ -65,6 +65,7 @@ func ServeRemote(ctx context.Context, o RemoteOptions, in io.Reader, out io.Writ
 
 // remoteServer is ServeRemote's ACP agent.
 type remoteServer struct {
+	unadvertised
 	o    RemoteOptions
 	conn *sdk.AgentSideConnection
 	out  *lockedWriter
@@ -152,13 +153,9 @@ func (s *remoteServer) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Pro
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text := promptText(p.Prompt)
-	images, err := promptImages(p.Prompt)
+	text, images, err := promptContent(p.Prompt)
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
-	}
-	if text == "" && len(images) == 0 {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
+		return sdk.PromptResponse{}, err
 	}
 	s.mu.Lock()
 	for x.done != nil {
@@ -217,35 +214,12 @@ func (s *remoteServer) SetSessionMode(ctx context.Context, p sdk.SetSessionModeR
 	if _, err := s.get(p.SessionId); err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	m := agent.Mode(p.ModeId)
-	if m != agent.ModeAsk && m != agent.ModeAllowlist && m != agent.ModeAll {
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"modeId": string(p.ModeId), "valid": []string{"ask", "allowlist", "all"}})
+	m, err := sessionMode(p.ModeId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
 	if err := s.o.Service.SetMode(ctx, string(p.SessionId), m); err != nil {
 		return sdk.SetSessionModeResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
-	err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId,
-		Update: sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId, SessionUpdate: "current_mode_update"}}})
-	return sdk.SetSessionModeResponse{}, err
-}
-
-// CloseSession and the other unadvertised methods answer "method not
-// found", as ServeWith's.
-func (s *remoteServer) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	return sdk.CloseSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionClose)
-}
-
-// ListSessions is not supported (see CloseSession).
-func (s *remoteServer) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-// ResumeSession is not supported (see CloseSession).
-func (s *remoteServer) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-// SetSessionConfigOption is not supported (see CloseSession).
-func (s *remoteServer) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+	return sdk.SetSessionModeResponse{}, modeChanged(ctx, s.conn, p)
 }

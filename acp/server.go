@@ -63,6 +63,7 @@ func mcpServers(in []sdk.McpServer) ([]config.NamedMCPServer, error) {
 // server is the ACP agent: it implements the SDK's agent method set (kept
 // unexported so the SDK's types stay out of strata's API).
 type server struct {
+	unadvertised
 	ws   *strata.Workspace
 	conn *sdk.AgentSideConnection
 	out  *lockedWriter
@@ -306,13 +307,9 @@ func (s *server) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.PromptRes
 	if err != nil {
 		return sdk.PromptResponse{}, err
 	}
-	text := promptText(p.Prompt)
-	images, err := promptImages(p.Prompt)
+	text, images, err := promptContent(p.Prompt)
 	if err != nil {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
-	}
-	if text == "" && len(images) == 0 {
-		return sdk.PromptResponse{}, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
+		return sdk.PromptResponse{}, err
 	}
 	if name, ok := agentCommand(text); ok {
 		return s.swapAgent(ctx, x, name)
@@ -430,37 +427,14 @@ func (s *server) SetSessionMode(ctx context.Context, p sdk.SetSessionModeRequest
 	if err != nil {
 		return sdk.SetSessionModeResponse{}, err
 	}
-	m := agent.Mode(p.ModeId)
-	if m != agent.ModeAsk && m != agent.ModeAllowlist && m != agent.ModeAll {
-		return sdk.SetSessionModeResponse{}, sdk.NewInvalidParams(map[string]any{"modeId": string(p.ModeId), "valid": []string{"ask", "allowlist", "all"}})
+	m, err := sessionMode(p.ModeId)
+	if err != nil {
+		return sdk.SetSessionModeResponse{}, err
 	}
 	s.mu.Lock()
 	x.mode = m
 	s.mu.Unlock()
-	err = s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId,
-		Update: sdk.SessionUpdate{CurrentModeUpdate: &sdk.SessionCurrentModeUpdate{CurrentModeId: p.ModeId, SessionUpdate: "current_mode_update"}}})
-	return sdk.SetSessionModeResponse{}, err
-}
-
-// CloseSession, ListSessions, ResumeSession and SetSessionConfigOption are
-// not advertised; they answer "method not found".
-func (s *server) CloseSession(context.Context, sdk.CloseSessionRequest) (sdk.CloseSessionResponse, error) {
-	return sdk.CloseSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionClose)
-}
-
-// ListSessions is not supported (see CloseSession).
-func (s *server) ListSessions(context.Context, sdk.ListSessionsRequest) (sdk.ListSessionsResponse, error) {
-	return sdk.ListSessionsResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionList)
-}
-
-// ResumeSession is not supported (see CloseSession); session/load is.
-func (s *server) ResumeSession(context.Context, sdk.ResumeSessionRequest) (sdk.ResumeSessionResponse, error) {
-	return sdk.ResumeSessionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionResume)
-}
-
-// SetSessionConfigOption is not supported (see CloseSession).
-func (s *server) SetSessionConfigOption(context.Context, sdk.SetSessionConfigOptionRequest) (sdk.SetSessionConfigOptionResponse, error) {
-	return sdk.SetSessionConfigOptionResponse{}, sdk.NewMethodNotFound(sdk.AgentMethodSessionSetConfigOption)
+	return sdk.SetSessionModeResponse{}, modeChanged(ctx, s.conn, p)
 }
 
 // permission asks the client through session/request_permission.

@@ -301,6 +301,21 @@ func promptImages(blocks []sdk.ContentBlock) ([]llm.Block, error) {
 	return out, nil
 }
 
+// promptContent is a session/prompt's text (promptText) and images
+// (promptImages), or the invalid-params error both servers answer for bad
+// image data or a prompt with neither.
+func promptContent(blocks []sdk.ContentBlock) (string, []llm.Block, error) {
+	text := promptText(blocks)
+	images, err := promptImages(blocks)
+	if err != nil {
+		return "", nil, sdk.NewInvalidParams(map[string]any{"prompt": err.Error()})
+	}
+	if text == "" && len(images) == 0 {
+		return "", nil, sdk.NewInvalidParams(map[string]any{"prompt": "no text, resource or image content in the prompt"})
+	}
+	return text, images, nil
+}
+
 // promptText joins a prompt's text blocks, resource links (as their URI)
 // and embedded text resources (with their URI as a header).
 func promptText(blocks []sdk.ContentBlock) string {
