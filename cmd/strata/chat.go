@@ -106,25 +106,7 @@ func chatMain(ctx context.Context, f runFlags, plain bool, in io.Reader, msg io.
 func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writer, interactive bool, mode agent.Mode, asker *lineAsker) (*agent.Result, error) {
 	st := &chatState{mode: mode}
 	total := &st.total
-	lines := make(chan string)
-	var readErr error
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(nil, 1<<20)
-		for {
-			text, ok := readPrompt(sc)
-			if !ok {
-				readErr = sc.Err()
-				return
-			}
-			select {
-			case lines <- text:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	lines, readErr := promptLines(ctx, in)
 	var queued []string
 	next := func() (string, bool) {
 		if len(queued) > 0 {
@@ -155,7 +137,7 @@ func plainChat(ctx context.Context, s *strata.Session, in io.Reader, msg io.Writ
 		text, ok := next()
 		if !ok || text == "/exit" {
 			if !ok {
-				return total, readErr
+				return total, readErr()
 			}
 			return total, nil
 		}
@@ -214,6 +196,33 @@ func resumePending(ctx context.Context, s *strata.Session) error {
 	fmt.Fprintf(os.Stderr, "strata: session %s has %d tool call(s) a crash cut off: read-only ones run again, an interrupted side-effecting one is reported to the model as interrupted (sessions resume --rerun-interrupted runs them all)\n", s.ID(), len(s.Pending()))
 	_, err := s.ResumePending(ctx)
 	return err
+}
+
+// promptLines reads the prompts of in (readPrompt) on a goroutine of its
+// own and sends each on lines, which is closed at the end of input or when
+// ctx is done; readErr, once lines is closed, is the error that ended the
+// input (nil at its end).
+func promptLines(ctx context.Context, in io.Reader) (lines chan string, readErr func() error) {
+	lines = make(chan string)
+	var err error
+	go func() {
+		defer close(lines)
+		sc := bufio.NewScanner(in)
+		sc.Buffer(nil, 1<<20)
+		for {
+			text, ok := readPrompt(sc)
+			if !ok {
+				err = sc.Err()
+				return
+			}
+			select {
+			case lines <- text:
+			case <-ctx.Done():
+				return
+			}
+		}
+	}()
+	return lines, func() error { return err }
 }
 
 // readPrompt reads one prompt: a line, joined with the next while it ends

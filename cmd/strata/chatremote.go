@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
 	"io"
@@ -35,23 +34,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 	ctx, stop := signal.NotifyContext(ctx, os.Interrupt)
 	defer stop()
 	interactive := isTerminal(in)
-	lines := make(chan string)
-	go func() {
-		defer close(lines)
-		sc := bufio.NewScanner(in)
-		sc.Buffer(nil, 1<<20)
-		for {
-			text, ok := readPrompt(sc)
-			if !ok {
-				return
-			}
-			select {
-			case lines <- text:
-			case <-ctx.Done():
-				return
-			}
-		}
-	}()
+	lines, _ := promptLines(ctx, in)
 	rs.Approver = lineApprover{lines: lines, msg: msg}
 	if interactive {
 		rs.steer = lines
