@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 
-	"github.com/google/jsonschema-go/jsonschema"
-
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -104,16 +102,8 @@ type Call struct {
 // tool_result); fn receives the Call it runs for. An error is returned to
 // the model as an is_error tool_result. tr are the tool's Traits.
 func Typed[In, Out any](name, description string, tr Traits, fn func(ctx context.Context, c Call, in In) (Out, error)) Tool {
-	t := &typedTool[In, Out]{spec: llm.ToolSpec{Name: name, Description: description}, fn: fn, traits: tr}
-	s, err := jsonschema.For[In](nil)
-	if err == nil {
-		t.spec.InputSchema, err = json.Marshal(s)
-	}
-	if err != nil {
-		t.err = fmt.Errorf("tool %s: derive the input schema from %T: %w", name, *new(In), err)
-		t.spec.InputSchema = json.RawMessage(`{"type":"object"}`)
-	}
-	return t
+	spec, err := inputSpec[In](name, description)
+	return &typedTool[In, Out]{spec: spec, fn: fn, traits: tr, err: err}
 }
 
 type typedTool[In, Out any] struct {

@@ -23,16 +23,24 @@ import (
 // the mistake surfaces when the tool is registered (strata.Open fails with
 // it), never as a panic.
 func Func[In any](name, description string, fn func(ctx context.Context, in In) (string, error)) Tool {
-	t := &funcTool[In]{spec: llm.ToolSpec{Name: name, Description: description}, fn: fn}
+	spec, err := inputSpec[In](name, description)
+	return &funcTool[In]{spec: spec, fn: fn, err: err}
+}
+
+// inputSpec is the spec of a tool whose input is the Go type In: its JSON
+// Schema derived with jsonschema.For. When none can be derived the schema is
+// an empty object and the error names the tool and the type (Func, Typed).
+func inputSpec[In any](name, description string) (llm.ToolSpec, error) {
+	spec := llm.ToolSpec{Name: name, Description: description}
 	s, err := jsonschema.For[In](nil)
 	if err == nil {
-		t.spec.InputSchema, err = json.Marshal(s)
+		spec.InputSchema, err = json.Marshal(s)
 	}
 	if err != nil {
-		t.err = fmt.Errorf("tool %s: derive the input schema from %T: %w", name, *new(In), err)
-		t.spec.InputSchema = json.RawMessage(`{"type":"object"}`)
+		spec.InputSchema = json.RawMessage(`{"type":"object"}`)
+		return spec, fmt.Errorf("tool %s: derive the input schema from %T: %w", name, *new(In), err)
 	}
-	return t
+	return spec, nil
 }
 
 type funcTool[In any] struct {
