@@ -159,7 +159,11 @@ func TestChatScreenShowsDiffBeforeApprovalUnderTmux(t *testing.T) {
 		t.Errorf("the diff is not coloured:\n%q", colour)
 	}
 	p.tmux("send-keys", "-t", "t", "y")
-	done := p.waitFor("the answer", func(s string) bool { return strings.Contains(s, "Done: beta changed.") })
+	// The answer's text is on screen before the turn ends; the status bar
+	// prices the session once the turn is over ("· ready").
+	done := p.waitFor("the answer and the turn's end", func(s string) bool {
+		return strings.Contains(s, "Done: beta changed.") && strings.HasSuffix(firstLine(s), "· ready")
+	})
 	if !strings.Contains(done, "→ allowed once") {
 		t.Errorf("the decision is not shown in words:\n%s", done)
 	}
