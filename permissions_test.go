@@ -175,3 +175,89 @@ func TestAttackOutsideWorkspaceWriteNeedsAPerson(t *testing.T) {
 		t.Errorf("asked about %q, want each outside write (an always answer does not carry over) and not the inside one", got)
 	}
 }
+
+// byTool answers each approval by the call's tool name and logs the ids.
+type byTool struct {
+	askLog
+	answers map[string]agent.Decision
+}
+
+func (b *byTool) Approve(ctx context.Context, r agent.ApprovalRequest) (agent.Decision, error) {
+	b.askLog.answer = b.answers[r.Call.Name]
+	return b.askLog.Approve(ctx, r)
+}
+
+// "Allow always" and "never" belong to the conversation (docs/security.md,
+// "Who may approve what"): a session resumed from its store (SQLite, a new
+// workspace as a new process opens it) does not ask again about a tool the
+// person allowed or rejected always, and the allowed-always tool still
+// does not cover a call that needs a person (a path outside the
+// workspace). On the old code the permission wrapper kept "always" in
+// memory only, and the resumed session asked again.
+func TestAlwaysAnswersSurviveResume(t *testing.T) {
+	dir, outside := t.TempDir(), t.TempDir()
+	writeFiles(t, dir, map[string]string{".kiro/agents/k.json": `{"name":"k","prompt":"p","tools":["fs_write","execute_bash"]}`})
+	db := filepath.Join(t.TempDir(), "strata.db")
+	write := func(id, path string) llm.Block {
+		return toolUse(id, "fs_write", map[string]any{"command": "create", "path": path, "file_text": "x"})
+	}
+	bash := func(id string) llm.Block {
+		return toolUse(id, "execute_bash", map[string]any{"command": "touch " + id + ".ran"})
+	}
+	rounds := [][]llm.Block{
+		{write("w1", "one.txt"), bash("b1")},
+		{write("w2", "two.txt"), bash("b2"), write("w3", filepath.Join(outside, "three.txt"))},
+	}
+	ap := &byTool{answers: map[string]agent.Decision{"fs_write": agent.AllowAlways, "execute_bash": agent.RejectAlways}}
+	run := func(resume string, calls []llm.Block) (*strata.Session, map[string]llm.Block) {
+		t.Helper()
+		st, err := session.Open(db)
+		if err != nil {
+			t.Fatal(err)
+		}
+		srv := replayServer(t, llm.APIAnthropic, replay.Reply{Blocks: calls}, replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}})
+		ws := openWorkspace(t, strata.Options{Dir: dir, Agent: "k", ProviderName: "anthropic", BaseURL: srv.URL(),
+			Mode: agent.ModeAsk, Approver: ap, Store: st, Params: llm.Params{MaxTokens: 1024}})
+		var s *strata.Session
+		if resume == "" {
+			s, err = ws.NewSession(t.Context(), strata.SessionOptions{})
+		} else {
+			s, err = ws.ResumeSession(t.Context(), resume, strata.SessionOptions{})
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := s.Prompt(t.Context(), "go"); err != nil {
+			t.Fatal(err)
+		}
+		res := map[string]llm.Block{}
+		for _, m := range s.History() {
+			for _, b := range m.Content {
+				if b.Type == llm.BlockToolResult {
+					res[b.ID] = b
+				}
+			}
+		}
+		if err := s.Close(); err != nil {
+			t.Fatal(err)
+		}
+		return s, res
+	}
+	first, _ := run("", rounds[0])
+	if got := strings.Join(ap.asked, ","); got != "w1,b1" {
+		t.Fatalf("first session asked about %q, want w1,b1", got)
+	}
+	ap.asked = nil
+	_, res := run(first.ID(), rounds[1])
+	if got := strings.Join(ap.asked, ","); got != "w3" {
+		t.Errorf("resumed session asked about %q; want only w3 (outside the workspace: always never covers it)", got)
+	}
+	for _, f := range []string{filepath.Join(dir, "two.txt"), filepath.Join(outside, "three.txt")} {
+		if _, err := os.Stat(f); err != nil {
+			t.Errorf("%s not written after the resume: %v", f, err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "b2.ran")); err == nil || !strings.Contains(resultText(res["b2"]), "rejected by the user") {
+		t.Errorf("execute_bash rejected always ran or was not refused after the resume: %s", resultText(res["b2"]))
+	}
+}

@@ -170,6 +170,12 @@ type Config struct {
 	// ModeAllowlist (kiro `allowedTools` and `toolsSettings`). nil approves
 	// nothing.
 	PreApproved func(call llm.Block) bool
+	// PersonOnly, when set, reports a call that only a person's approval of
+	// that very call allows (a path outside the workspace, strata's own
+	// configuration: docs/security.md, "Who may approve what"): an "allow
+	// always" answer given for its tool never covers it, and answering it
+	// with AllowAlways allows only this call. nil = no such calls.
+	PersonOnly func(call llm.Block) bool
 	// Approver answers for calls ModeAsk and ModeAllowlist cannot decide;
 	// nil rejects them with a reason saying no approver is configured. The
 	// Engine asks (StepApprove) only when it is set; a driver that answers

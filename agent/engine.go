@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"maps"
 	"slices"
 	"strings"
 
@@ -106,9 +107,11 @@ func NewEngine(cfg Config, inbox Inbox) (*Engine, error) {
 // conversation or a loop that ran no turn). When saved (a checkpoint:
 // Agent.Checkpoint) was taken of this history and carries the layout's
 // state (prompt.Stateful, the same LayoutName), the layout and compaction
-// state are loaded from it in one step;
-// otherwise the layout is replayed over every request the history already
-// sent, so its next request is byte-identical to the uninterrupted loop's.
+// state are loaded from it in one step; otherwise the layout is replayed
+// over every request the history already sent, so its next request is
+// byte-identical to the uninterrupted loop's. The tools a person allowed or
+// rejected always (Always, Never) are taken from any saved checkpoint: they
+// belong to the conversation, whatever its layout.
 // It fails when loopID is empty or the layout cannot lay the history out.
 func (e *Engine) NewState(loopID string, history []llm.Message, next int, saved *State) (*State, error) {
 	if loopID == "" {
@@ -117,6 +120,9 @@ func (e *Engine) NewState(loopID string, history []llm.Message, next int, saved 
 	s := &State{LoopID: loopID, ConversationID: e.cfg.ConversationID, History: append([]llm.Message(nil), history...), Turns: next}
 	if s.ConversationID == "" {
 		s.ConversationID = loopID
+	}
+	if saved != nil { // what a person allowed or rejected always belongs to the conversation, whatever the layout
+		s.Always, s.Never = maps.Clone(saved.Always), maps.Clone(saved.Never)
 	}
 	if saved.fits(e.cfg.Layout.Name(), history) {
 		s.Detached, s.Chunks, s.ChunkAt, s.TLDR = saved.Detached, saved.Chunks, saved.ChunkAt, saved.TLDR

@@ -107,7 +107,7 @@ func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	case e.cfg.Mode == ModeAllowlist && e.cfg.PreApproved != nil && e.cfg.PreApproved(call):
 		mode("pre-approved")
 		return "allowlist", "", false
-	case s.Always[call.Name]:
+	case s.Always[call.Name] && !e.personOnly(call):
 		mode("allowed always")
 		return "allowed always", "", false
 	case s.Never[call.Name]:
@@ -119,6 +119,12 @@ func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	}
 	mode("ask the approver")
 	return "", "", true
+}
+
+// personOnly reports whether call needs a person's approval of its own
+// (Config.PersonOnly).
+func (e *Engine) personOnly(call llm.Block) bool {
+	return e.cfg.PersonOnly != nil && e.cfg.PersonOnly(call)
 }
 
 // approvalStep is the StepApprove of the call being authorized.
@@ -136,12 +142,13 @@ func (e *Engine) Approved(ctx context.Context, s *State, d Decision, err error) 
 		return Step{Kind: StepDone, Err: fmt.Errorf("agent: Approved called with no approval under way")}
 	}
 	r.Asking = false
-	name := r.Calls[r.Next].Name
+	call := r.Calls[r.Next]
+	name := call.Name
 	var by, reason string
 	switch {
 	case err != nil:
 		reason = fmt.Sprintf("approval failed: %v", err)
-	case d == AllowOnce:
+	case d == AllowOnce || (d == AllowAlways && e.personOnly(call)): // always never covers a person-only call
 		by = "user: allow once"
 	case d == AllowAlways:
 		if s.Always == nil {

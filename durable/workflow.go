@@ -185,7 +185,8 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 			v := r.verdicts[call.ID]
 			return v.PreApproved || (v.Denied == "" && !v.Person && r.always[call.Name])
 		},
-		Denied: func(call llm.Block) string { return r.verdicts[call.ID].Denied },
+		Denied:     func(call llm.Block) string { return r.verdicts[call.ID].Denied },
+		PersonOnly: func(call llm.Block) bool { return r.verdicts[call.ID].Person }, // a stored "always" never covers these
 	}
 	if !bp.AllowedAll {
 		cfg.AllowedTool = func(name string) bool { return r.allowed[name] }

@@ -31,7 +31,6 @@ type Allowlist struct {
 
 	mu       sync.Mutex
 	approved map[string]bool // tool_use ids a person approved
-	always   map[string]bool // tools a person allowed always (names as called)
 }
 
 // Source is what an Allowlist reads of its workspace, as functions: the
@@ -65,14 +64,14 @@ var NoAcceptance = map[string]bool{"thinking": true, "introspect": true, "knowle
 // New returns the allowlist of a loop on env in mode, asking approver (nil
 // = nobody is asked), and points env.PersonApproved at it.
 func New(src Source, env *tool.Env, mode agent.Mode, approver agent.Approver) *Allowlist {
-	p := &Allowlist{src: src, env: env, mode: mode, approver: approver, approved: map[string]bool{}, always: map[string]bool{}}
+	p := &Allowlist{src: src, env: env, mode: mode, approver: approver, approved: map[string]bool{}}
 	env.PersonApproved = p.personApproved
 	return p
 }
 
-// Apply sets cfg's PreApproved, Denied and Approver from p.
+// Apply sets cfg's PreApproved, Denied, PersonOnly and Approver from p.
 func (p *Allowlist) Apply(cfg *agent.Config) {
-	cfg.PreApproved, cfg.Denied = p.preApproved, p.denied
+	cfg.PreApproved, cfg.Denied, cfg.PersonOnly = p.preApproved, p.denied, p.personOnly
 	if p.approver != nil {
 		cfg.Approver = p
 	}
@@ -81,9 +80,9 @@ func (p *Allowlist) Apply(cfg *agent.Config) {
 // Verdict decides call c: Options.Tools marked PreApproved, the agent's allowedTools (or,
 // for the default agent, the read-only built-ins), kiro's never-asking
 // built-ins and trusted sub-agents allow; execute_bash goes through
-// tool.CommandPermission, the file tools through tool.PathPermission; a
-// tool a person allowed always is allowed unless the verdict needs a
-// person.
+// tool.CommandPermission, the file tools through tool.PathPermission. What
+// a person allowed or rejected always is the loop's (agent.State.Always,
+// Never), not the verdict's.
 func (p *Allowlist) Verdict(c llm.Block) tool.Verdict {
 	cfg := p.src.Agent()
 	if extra, pre := p.src.Extra(c.Name); extra {
@@ -93,7 +92,7 @@ func (p *Allowlist) Verdict(c llm.Block) tool.Verdict {
 		if pre {
 			v.Permission = tool.Allow
 		}
-		return p.remembered(c, v)
+		return v
 	}
 	auto, canonical := ReadOnlyBuiltins[c.Name], c.Name
 	if cfg != nil {
@@ -121,17 +120,6 @@ func (p *Allowlist) Verdict(c llm.Block) tool.Verdict {
 			}
 		}
 	}
-	return p.remembered(c, v)
-}
-
-// remembered allows a call v would ask about when a person allowed its tool
-// always, unless the call needs a person of its own.
-func (p *Allowlist) remembered(c llm.Block, v tool.Verdict) tool.Verdict {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if v.Permission == tool.Ask && !v.Person && p.always[c.Name] {
-		v.Permission = tool.Allow
-	}
 	return v
 }
 
@@ -151,19 +139,16 @@ func (p *Allowlist) denied(c llm.Block) string {
 	return ""
 }
 
+// personOnly is Config.PersonOnly: the verdict needs a person's approval
+// of c itself.
+func (p *Allowlist) personOnly(c llm.Block) bool { return p.Verdict(c).Person }
+
 // Approve asks the approver about a call the mode leaves open and records
-// a person's yes for tool.Env.PersonApproved. An "always" answer is kept
-// here, not in the loop, and never covers a call that needs a person; so
-// the loop only ever hears "once". A tool allowed always is answered
-// without asking (mode ask).
+// a person's yes for tool.Env.PersonApproved. An "always" answer goes to
+// the loop, which keeps it in its state (agent.State.Always: it travels
+// with the conversation's checkpoint) and never lets it cover a call that
+// needs a person (Config.PersonOnly).
 func (p *Allowlist) Approve(ctx context.Context, req agent.ApprovalRequest) (agent.Decision, error) {
-	v := p.Verdict(req.Call)
-	p.mu.Lock()
-	always := p.always[req.Call.Name] && !v.Person
-	p.mu.Unlock()
-	if always {
-		return agent.AllowOnce, nil
-	}
 	d, err := p.approver.Approve(ctx, req)
 	if err != nil || (d != agent.AllowOnce && d != agent.AllowAlways) {
 		return d, err
@@ -171,10 +156,7 @@ func (p *Allowlist) Approve(ctx context.Context, req agent.ApprovalRequest) (age
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	p.approved[req.Call.ID] = true
-	if d == agent.AllowAlways && !v.Person {
-		p.always[req.Call.Name] = true
-	}
-	return agent.AllowOnce, nil
+	return d, nil
 }
 
 // personApproved reports whether a person approved the call id.

@@ -22,7 +22,7 @@ import (
 )
 
 // EnvAddress names the variable holding the HOST:PORT of a running server
-// ("127.0.0.1:57233"); when set, the tests use that server and start none.
+// ("127.0.0.1:27233"); when set, the tests use that server and start none.
 const EnvAddress = "STRATA_TEST_TEMPORAL"
 
 // EnvBinary names the variable that overrides the path of the Temporal CLI
