@@ -49,10 +49,14 @@ API key the offline demo answers every prompt (the same recorded list-and-read
 answer, its tools run for real). All 'run' flags apply;
 --session ID continues a stored session, -c the last session run in this directory.
 ` + temporalHelp + `
-chat --temporal is line mode only.`,
+chat --temporal on a terminal is the full-screen chat too (without @path attachments,
+-c, and the in-process commands other than /mode and /help); --plain for line mode.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			if t.on() {
+				if isTerminal(os.Stdin) && isTerminal(os.Stdout) && f.format == "text" && !plain {
+					return remoteChatScreen(cmd.Context(), f, t)
+				}
 				return remoteChat(cmd.Context(), f, t, os.Stdin, os.Stderr)
 			}
 			return chatMain(cmd.Context(), f, plain, os.Stdin, os.Stderr)

@@ -46,17 +46,26 @@ func chatScreen(ctx context.Context, f runFlags) error {
 		if f.session != "" || f.continueHere {
 			m.ShowHistory(s.History(), "session "+s.ID())
 		}
-		m.SetFirst(f.first)
-		p := tea.NewProgram(m, tea.WithContext(ctx))
-		send.set(p.Send)
-		_, err := p.Run()
-		if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
-			err = nil // interrupted from outside: end like /exit
-		}
-		printTranscript(m)
+		err := runScreen(ctx, m, f.first, &send)
 		u, calls := m.Usage()
 		return &agent.Result{Usage: u, Turns: calls}, err
 	})
+}
+
+// runScreen runs the chat screen m until it quits, first running the
+// prompt first ("" = none), with send delivering to it, then prints its
+// transcript to the terminal's scrollback. A program killed because ctx
+// ended ends like /exit.
+func runScreen(ctx context.Context, m *tui.Model, first string, send *lazySend) error {
+	m.SetFirst(first)
+	p := tea.NewProgram(m, tea.WithContext(ctx))
+	send.set(p.Send)
+	_, err := p.Run()
+	if errors.Is(err, tea.ErrProgramKilled) && ctx.Err() != nil {
+		err = nil // interrupted from outside: end like /exit
+	}
+	printTranscript(m)
+	return err
 }
 
 // printTranscript writes the chat's transcript to stdout once the

@@ -41,6 +41,9 @@ type remoteSession struct {
 	heard atomic.Bool
 	// hint names the worker command to start, for the no-worker hint.
 	hint string
+	// warn, when set, shows the no-worker hint (the full-screen chat's
+	// transcript); nil = standard error.
+	warn func(string)
 }
 
 // noWorkerAfter is how long a prompt waits without any event before the
@@ -124,7 +127,12 @@ func (rs *remoteSession) prompt(ctx context.Context, text string) (*agent.Result
 	if !rs.heard.Load() {
 		t := time.AfterFunc(noWorkerAfter, func() {
 			if !rs.heard.Load() {
-				fmt.Fprintf(os.Stderr, "strata: no worker has taken session %s yet: is '%s' running?\n", rs.ID, rs.hint)
+				msg := fmt.Sprintf("strata: no worker has taken session %s yet: is '%s' running?", rs.ID, rs.hint)
+				if rs.warn != nil {
+					rs.warn(msg)
+				} else {
+					fmt.Fprintln(os.Stderr, msg)
+				}
 			}
 		})
 		defer t.Stop()
