@@ -67,7 +67,8 @@ func Register(w worker.Registry, o WorkerOptions) *Activities {
 	w.RegisterWorkflowWithOptions(StagesWorkflow, workflow.RegisterOptions{Name: StagesWorkflowName})
 	w.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
 	w.RegisterActivityWithOptions(a.BeginStages, activity.RegisterOptions{Name: BeginStagesActivity})
-	w.RegisterActivityWithOptions(a.RunStage, activity.RegisterOptions{Name: RunStageActivity})
+	w.RegisterActivityWithOptions(a.BeginStage, activity.RegisterOptions{Name: BeginStageActivity})
+	w.RegisterActivityWithOptions(a.FinishStage, activity.RegisterOptions{Name: FinishStageActivity})
 	w.RegisterActivityWithOptions(a.SaveStages, activity.RegisterOptions{Name: SaveStagesActivity})
 	return a
 }

@@ -27,7 +27,8 @@ const (
 	StageWorkflowName = "strata.Stage"
 	// Activity type names.
 	BeginStagesActivity = "strata.BeginStages"
-	RunStageActivity    = "strata.RunStage"
+	BeginStageActivity  = "strata.BeginStage"
+	FinishStageActivity = "strata.FinishStage"
 	SaveStagesActivity  = "strata.SaveStages"
 	// StagesIDPrefix prefixes a stage workflow's id: "strata-stages-S"
 	// runs in session S.
@@ -223,19 +224,6 @@ func (r *stagesRun) save(ctx workflow.Context) error {
 	return workflow.ExecuteActivity(actx, SaveStagesActivity, StageInput{Spec: r.in.Spec, State: r.st}).Get(actx, nil)
 }
 
-// StageWorkflow is the child workflow of one stage execution: the
-// RunStage activity on a worker, heartbeating, cancelled with the parent.
-// A lost worker runs the stage again from its start, as `strata workflow
-// resume` does for a stage that did not reach Exit.
-func StageWorkflow(ctx workflow.Context, in StageInput) (StageResult, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 24 * time.Hour,
-		HeartbeatTimeout: heartbeatOf(in.Spec), WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 5}})
-	var res StageResult
-	err := workflow.ExecuteActivity(actx, RunStageActivity, in).Get(ctx, &res)
-	return res, err
-}
-
 // heartbeatOf is the heartbeat timeout spec asks for.
 func heartbeatOf(spec Spec) time.Duration {
 	if spec.ToolHeartbeat > 0 {
@@ -277,33 +265,6 @@ func (a *Activities) SaveStages(ctx context.Context, in StageInput) error {
 		return err
 	}
 	return sm.SaveState(ctx, o.ws.Store(), in.Spec.SessionID, in.State)
-}
-
-// RunStage runs one stage execution on this worker (workflow.RunStage) on
-// a fork of the session, which the stage executions running on this
-// worker share: the session's writer lease allows one holder, so a
-// sibling on another worker waits (its attempt fails as busy and is
-// retried) until this worker's stages of the session are done.
-func (a *Activities) RunStage(ctx context.Context, in StageInput) (StageResult, error) {
-	o, err := a.workspace(ctx, in.Spec)
-	if err != nil {
-		return StageResult{}, err
-	}
-	sh, release, err := a.stageSession(ctx, o, in.Spec.SessionID)
-	if err != nil {
-		return StageResult{}, err
-	}
-	defer release()
-	stop := heartbeat(ctx, func() any { return in.Stage })
-	defer stop()
-	outcome, st, err := sm.RunStage(ctx, o.ws, sh.s, in.State, in.Stage, in.Group, sm.Options{}, &sh.forks)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return StageResult{}, temporal.NewCanceledError(fmt.Sprintf("durable: stage %s was cancelled", in.Stage))
-	case err != nil:
-		return StageResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "stage", err)
-	}
-	return StageResult{Outcome: outcome, State: st}, nil
 }
 
 // shared is a session the stage executions on this worker share.

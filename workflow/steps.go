@@ -27,26 +27,6 @@ func Begin(d *Definition, inputs map[string]string) (*State, error) {
 		Slots: map[string]Slot{}, RetriesUsed: map[string]int{}, Attempts: map[string]int{}}, nil
 }
 
-// RunStage runs one execution of stage — a top-level stage, or a sibling
-// or the join of the parallel group named group — of the run whose state
-// is st, on a fork of session s of workspace ws: Setup, the check gate,
-// Init, Act, Assert and Exit as Run runs them (docs/workflows.md,
-// "lifecycle"), with the same events and authority. It saves nothing: it
-// returns the outcome and the state after the stage's Exit (a copy; st is
-// not changed). An error means the stage did not reach Exit (cancelled, or
-// it could not run); an unknown stage or group is an error naming it.
-// forks is held around each Session.Fork the stage makes: drivers running
-// several stages of one Session at once pass the same mutex (Fork is not
-// safe for concurrent use on one session; Run serialises its own).
-func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, stage, group string, o Options, forks *sync.Mutex) (string, *State, error) {
-	r, e, err := stageRunner(ws, s, st, stage, group, o, forks)
-	if err != nil {
-		return "", nil, err
-	}
-	outcome, err := r.stage(ctx, e, group)
-	return outcome, r.st, err
-}
-
 // BeginStage is the first step of one execution of stage (see RunStage)
 // for drivers that run Act elsewhere: Setup, the check gate (its command
 // runs here, in ws's directory) and Init, or Exit at once when the gate
@@ -72,10 +52,12 @@ func BeginStage(ctx context.Context, ws *strata.Workspace, st *State, stage, gro
 // judge runs on a fork of session s, which may be nil for a stage without
 // one), StageAssertOutcome and Exit. It returns the outcome and the state
 // after Exit (st, the state BeginStage was given, is not changed) and the
-// events. An error means the stage did not reach Exit.
-func FinishStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, b *Begun, a *Acted) (*Exited, []Event, error) {
+// events. An error means the stage did not reach Exit. forks is held
+// around the judge's Session.Fork: drivers running several stages of one
+// Session at once pass the same mutex (nil = a mutex of its own).
+func FinishStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, b *Begun, a *Acted, forks *sync.Mutex) (*Exited, []Event, error) {
 	var evs []Event
-	r, e, err := stageRunner(ws, s, st, b.Stage, b.Group, Options{OnEvent: func(e Event) { evs = append(evs, e) }}, nil)
+	r, e, err := stageRunner(ws, s, st, b.Stage, b.Group, Options{OnEvent: func(e Event) { evs = append(evs, e) }}, forks)
 	if err != nil {
 		return nil, nil, err
 	}
