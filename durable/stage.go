@@ -102,6 +102,9 @@ func StageWorkflow(ctx workflow.Context, in StageInput) (StageResult, error) {
 	if err := workflow.ExecuteActivity(actx, BeginStageActivity, in).Get(ctx, &b); err != nil {
 		return StageResult{}, err
 	}
+	if b.Begun == nil {
+		return StageResult{}, fmt.Errorf("durable: stage %s: the begin-stage activity returned nothing", in.Stage)
+	}
 	r.audit = append(r.audit, b.Begun.Events...)
 	if ex := b.Begun.Exit; ex != nil {
 		return StageResult{Outcome: ex.Outcome, State: ex.State}, nil
