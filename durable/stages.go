@@ -62,12 +62,40 @@ type StageResult struct {
 	State   *sm.State `json:"state"`
 }
 
+// StagesQuery is the parent stage workflow's query (argument: the index
+// of the first event wanted) returning its StagesProgress.
+const StagesQuery = "stages"
+
+// StagesProgress is what StagesQuery returns: the parent's own audit
+// events from the index asked on (SessionTurnStart and SessionTurnEnd
+// around each entry, WorkflowExit), at most MaxEventsPerQuery, and every
+// stage execution's child workflow started so far, in order (its events:
+// StageEventsQuery).
+type StagesProgress struct {
+	Events   []sm.Event   `json:"events,omitempty"`
+	Children []StageChild `json:"children,omitempty"`
+}
+
+// StageChild names one stage execution's child workflow.
+type StageChild struct {
+	ID    string `json:"id"`
+	Stage string `json:"stage"`
+	Group string `json:"group,omitempty"`
+}
+
 // stagesRun is one run of the parent stage workflow.
 type stagesRun struct {
 	in       StagesInput
 	def      *sm.Definition
 	st       *sm.State
-	children int
+	children []StageChild
+	audit    []sm.Event
+}
+
+// emit adds a parent audit event, dated by workflow time.
+func (r *stagesRun) emit(ctx workflow.Context, e sm.Event) {
+	e.Time, e.Workflow = workflow.Now(ctx), r.st.Workflow
+	r.audit = append(r.audit, e)
 }
 
 // StagesWorkflow runs a stage workflow (package workflow) on Temporal: the
@@ -79,6 +107,16 @@ type stagesRun struct {
 // outcome is fail returns it too (State.Outcome says so).
 func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	r := &stagesRun{in: in}
+	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after int) (StagesProgress, error) {
+		p := StagesProgress{Children: r.children}
+		if after >= 0 && after < len(r.audit) {
+			p.Events = r.audit[after:min(len(r.audit), after+MaxEventsPerQuery)]
+		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
 	if err := workflow.ExecuteActivity(actx, BeginStagesActivity, in).Get(ctx, &r.st); err != nil {
@@ -109,14 +147,18 @@ func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 			return r.st, fmt.Errorf("durable: stage workflow %s: the state names stage %q, which the definition does not have", d.Name, entry)
 		}
 		var outcome string
+		r.emit(ctx, sm.Event{Kind: sm.SessionTurnStart, Stage: e.Name})
 		if e.IsGroup() {
 			outcome, err = r.group(ctx, e)
 		} else {
 			outcome, err = r.execute(ctx, e.Name, "")
 		}
 		if err != nil {
+			r.emit(ctx, sm.Event{Kind: sm.SessionTurnEnd, Stage: e.Name, Outcome: sm.Cancelled})
+			r.emit(ctx, sm.Event{Kind: sm.WorkflowExit, Outcome: sm.Cancelled, Reason: err.Error()})
 			return r.st, err
 		}
+		r.emit(ctx, sm.Event{Kind: sm.SessionTurnEnd, Stage: e.Name, Outcome: outcome})
 		if _, err := sm.Advance(d, r.st, entry, outcome); err != nil {
 			return r.st, err
 		}
@@ -124,14 +166,15 @@ func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 			return r.st, err
 		}
 	}
+	r.emit(ctx, sm.Event{Kind: sm.WorkflowExit, Outcome: r.st.Outcome})
 	return r.st, nil
 }
 
 // execute runs one execution of stage as a child workflow and takes its
 // slot, attempt count and retries into the state.
 func (r *stagesRun) execute(ctx workflow.Context, stage, group string) (string, error) {
-	r.children++
-	id := fmt.Sprintf("%s/%s/%d", stagesID(r.in.Spec.SessionID), stage, r.children) // from the input: the same on every replay
+	id := fmt.Sprintf("%s/%s/%d", stagesID(r.in.Spec.SessionID), stage, len(r.children)+1) // from the input: the same on every replay
+	r.children = append(r.children, StageChild{ID: id, Stage: stage, Group: group})
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true,
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL})
 	var res StageResult
