@@ -65,6 +65,7 @@ type sessionRun struct {
 	modeChanged bool            // a mode update came: the next prompt rebuilds the engine
 	always      map[string]bool // tools a person allowed always
 	personOK    map[string]bool // tool_use ids a person approved
+	carried     *carried        // the worker's callbacks as activities (carry.go)
 }
 
 // SessionWorkflow is the session workflow (registered as
@@ -198,6 +199,7 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 		st = *r.in.State
 	}
 	cfg.ConversationID = st.ConversationID
+	r.carry(ctx, &cfg)
 	if r.eng, err = agent.NewEngine(cfg, r.queue); err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: session %s: build the engine: %v", bp.SessionID, err), "config", err)
 	}
