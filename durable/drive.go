@@ -87,6 +87,8 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 	if r.broken != nil {
 		return PromptResult{}, r.broken
 	}
+	r.carried.ctx = ctx // the carried callbacks block this prompt's coroutine (carry.go)
+
 	if r.modeChanged { // SetMode: the next prompt runs in the new mode, as in process
 		r.modeChanged = false
 		if err := r.build(ctx); err != nil {

@@ -68,8 +68,10 @@ type driver struct {
 	local map[string]tool.Tool
 	reg   *tool.Registry
 	// extend adds what the driver's loop sets for itself to the engine's
-	// Config (a stage's authority and manifest hook).
-	extend func(*agent.Config)
+	// Config (a stage's authority and manifest hook), after the carried
+	// callbacks.
+	extend  func(*agent.Config)
+	carried *carried // the worker's callbacks as activities (carry.go)
 }
 
 // newDriver returns a driver of in's loop whose ids come from seed.
@@ -226,6 +228,7 @@ func (r *driver) build(ctx workflow.Context) error {
 		st = *r.in.State
 	}
 	cfg.ConversationID = st.ConversationID
+	r.carry(ctx, &cfg)
 	if r.extend != nil {
 		r.extend(&cfg)
 	}
