@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -104,14 +105,16 @@ func TestRecordHistories(t *testing.T) {
 		cancel()
 	}
 
-	// A stage workflow: the parent's history and its first child's.
+	// A stage workflow: the parent's history and the child of the
+	// review_correctness stage (its loop's model calls and fs_read call as
+	// activities between the begin- and finish-stage activities).
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	id := runReviewStages(ctx, t, c, queue+"-stages", dir, "rec-stages")
 	parent := histories(ctx, t, c, stagesID(id))
 	var child string
 	for _, e := range parent[0].Events {
-		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && child == "" {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && strings.Contains(a.GetWorkflowId(), "/review_correctness/") {
 			child = a.GetWorkflowId()
 		}
 	}
