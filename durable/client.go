@@ -210,16 +210,18 @@ type StageLoopEvent struct {
 // (Client.WatchStages): what `strata workflow run` prints in process.
 // Not safe for concurrent use.
 type StagesWatch struct {
-	c       *Client
-	id      string
-	parent  int
-	cursors map[string]*StageCursor
+	c        *Client
+	id       string
+	parent   int
+	cursors  map[string]*StageCursor
+	drained  map[string]bool // ended children whose last events were read
+	children []StageChild
 }
 
 // WatchStages returns a watch of session sessionID's stage workflow,
 // starting at its first event.
 func (c *Client) WatchStages(sessionID string) *StagesWatch {
-	return &StagesWatch{c: c, id: sessionID, cursors: map[string]*StageCursor{}}
+	return &StagesWatch{c: c, id: sessionID, cursors: map[string]*StageCursor{}, drained: map[string]bool{}}
 }
 
 // Next returns the audit events (the parent's and every stage
@@ -239,8 +241,12 @@ func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, e
 	}
 	audit := p.Events
 	w.parent += len(p.Events)
+	w.children = p.Children
 	var loop []StageLoopEvent
 	for _, ch := range p.Children {
+		if w.drained[ch.ID] {
+			continue
+		}
 		cur := w.cursors[ch.ID]
 		if cur == nil {
 			cur = &StageCursor{}
@@ -256,6 +262,7 @@ func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, e
 		}
 		cur.Audit += len(evs.Audit)
 		cur.Loop += len(evs.Loop)
+		w.drained[ch.ID] = ch.Done && len(evs.Audit) < MaxEventsPerQuery && len(evs.Loop) < MaxEventsPerQuery
 		audit = append(audit, evs.Audit...)
 		for _, e := range evs.Loop {
 			loop = append(loop, StageLoopEvent{Stage: ch.Stage, Event: e})
@@ -263,4 +270,46 @@ func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, e
 	}
 	slices.SortStableFunc(audit, func(a, b sm.Event) int { return a.Time.Compare(b.Time) })
 	return audit, loop, nil
+}
+
+// PendingGrant is a stage's grantStageTool interaction waiting for a
+// person (Spec.StageGrants): the stage execution's child workflow and
+// the request.
+type PendingGrant struct {
+	Child   StageChild
+	Request sm.GrantRequest
+}
+
+// Pending returns the grant interactions waiting in the running stage
+// executions the last Next saw.
+func (w *StagesWatch) Pending(ctx context.Context) []PendingGrant {
+	var out []PendingGrant
+	for _, ch := range w.children {
+		if ch.Done {
+			continue
+		}
+		v, err := w.c.c.QueryWorkflow(ctx, ch.ID, "", PendingGrantQuery)
+		var r *sm.GrantRequest
+		if err == nil {
+			err = v.Get(&r)
+		}
+		if err == nil && r != nil { // (a child that has not run yet cannot answer)
+			out = append(out, PendingGrant{Child: ch, Request: *r})
+		}
+	}
+	return out
+}
+
+// Grant answers the pending grant g (GrantUpdate on its stage's child
+// workflow). It fails when the grant is no longer pending.
+func (w *StagesWatch) Grant(ctx context.Context, g PendingGrant, ans sm.GrantAnswer) error {
+	h, err := w.c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: g.Child.ID, UpdateName: GrantUpdate,
+		Args: []any{Grant{ID: g.Request.Call.ID, Answer: ans}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("durable: session %s: grant %s to stage %s: %w", w.id, g.Request.Call.Name, g.Child.Stage, err)
+	}
+	return nil
 }

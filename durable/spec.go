@@ -95,6 +95,12 @@ type Spec struct {
 	// worker silent that long is taken as lost (0 = ToolHeartbeat). Running
 	// calls heartbeat four times per timeout.
 	ToolHeartbeat time.Duration `json:"tool_heartbeat,omitempty"`
+	// StageGrants says a person answers the grantStageTool interactions
+	// of a stage workflow's stages (a call outside a stage's allowedTools
+	// that no token covers): the stage waits for the GrantUpdate of its
+	// child workflow (Client.PendingGrants, Client.Grant). false = no
+	// interactor: such calls are blocked as GrantDenied at once.
+	StageGrants bool `json:"stage_grants,omitempty"`
 }
 
 // MaxEventsPerQuery bounds the events one EventsQuery returns, so its
@@ -108,7 +114,7 @@ const DefaultPromptsPerRun = 20
 // workspace a worker opens (the session id and title do not).
 func (s Spec) key() string {
 	k := s
-	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat = "", "", 0, 0, 0
+	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat, k.StageGrants = "", "", 0, 0, 0, false
 	b, _ := json.Marshal(k)
 	return string(b)
 }

@@ -20,9 +20,24 @@ import (
 	sm "github.com/strata-agent/strata/workflow"
 )
 
-// StageEventsQuery is the query of a stage execution's child workflow
-// (argument: StageCursor) returning its StageEvents from the cursor on.
-const StageEventsQuery = "stage_events"
+// Messages of a stage execution's child workflow.
+const (
+	// StageEventsQuery returns the stage's StageEvents from a cursor on
+	// (argument: StageCursor).
+	StageEventsQuery = "stage_events"
+	// PendingGrantQuery returns the grantStageTool interaction waiting for
+	// a person (*workflow.GrantRequest, nil when none).
+	PendingGrantQuery = "pending_grant"
+	// GrantUpdate answers it (argument: Grant).
+	GrantUpdate = "grant"
+)
+
+// Grant answers a stage's pending grantStageTool interaction
+// (GrantUpdate): ID is the call's tool_use id.
+type Grant struct {
+	ID     string         `json:"id"`
+	Answer sm.GrantAnswer `json:"answer"`
+}
 
 // StageBegun is the begin-stage activity's result: the stage after Setup,
 // the check gate and Init, and the blueprint of its fork of the session
@@ -66,9 +81,11 @@ type StageEvents struct {
 
 // stageRun is one stage execution's child workflow.
 type stageRun struct {
-	in    StageInput
-	audit []sm.Event
-	loop  *driver
+	in      StageInput
+	audit   []sm.Event
+	loop    *driver
+	pending *sm.GrantRequest // the grant interaction waiting for GrantUpdate
+	answer  *Grant
 }
 
 // StageWorkflow is the child workflow of one stage execution, driving the
@@ -93,6 +110,9 @@ func StageWorkflow(ctx workflow.Context, in StageInput) (StageResult, error) {
 		return out, nil
 	})
 	if err != nil {
+		return StageResult{}, err
+	}
+	if err := r.grants(ctx); err != nil {
 		return StageResult{}, err
 	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: time.Hour,
@@ -156,15 +176,18 @@ func (r *stageRun) act(ctx workflow.Context, b StageBegun) (*sm.Acted, error) {
 			if !ask {
 				return by, ""
 			}
-			reason, dev := auth.Deny(call, "no interactor is active")
-			r.emit(ctx, dev)
-			return "", reason
+			by, reason, aev := r.ask(ctx, auth, call)
+			r.emit(ctx, aev)
+			return by, reason
 		}
 	}
 	if err := d.build(ctx); err != nil {
 		return nil, err
 	}
 	r.loop = &d
+	if len(d.bp.NotCarried) > 0 {
+		d.emit(ctx, event.Event{Kind: event.Progress, Text: fmt.Sprintf("durable stage %s: not carried into the workflow: %v (docs/durable.md)", s.Name, d.bp.NotCarried)})
+	}
 	step := d.drive(ctx, d.eng.Start(context.Background(), d.st, b.Begun.Prompt, nil), func() {})
 	a := &sm.Acted{Completion: completion, Transcript: d.st.History}
 	switch {
@@ -174,6 +197,52 @@ func (r *stageRun) act(ctx workflow.Context, b StageBegun) (*sm.Acted, error) {
 		return nil, step.Err
 	}
 	return a, nil
+}
+
+// ask is the stage's grantStageTool interaction for call: with
+// Spec.StageGrants the workflow waits (hours are fine) for a person's
+// GrantUpdate, else no interactor is active and the call is blocked.
+func (r *stageRun) ask(ctx workflow.Context, auth *sm.Authority, call llm.Block) (by, reason string, ev sm.Event) {
+	if !r.in.Spec.StageGrants {
+		reason, ev = auth.Deny(call, "no interactor is active")
+		return "", reason, ev
+	}
+	r.pending, r.answer = &sm.GrantRequest{Workflow: r.in.State.Workflow, Stage: r.in.Stage, Call: call}, nil
+	defer func() { r.pending, r.answer = nil, nil }()
+	if err := workflow.Await(ctx, func() bool { return r.answer != nil }); err != nil {
+		return auth.Answer(call, "", fmt.Errorf("the stage was cancelled while it waited: %w", err))
+	}
+	return auth.Answer(call, r.answer.Answer, nil)
+}
+
+// grants registers PendingGrantQuery and GrantUpdate.
+func (r *stageRun) grants(ctx workflow.Context) error {
+	err := workflow.SetQueryHandler(ctx, PendingGrantQuery, func() (*sm.GrantRequest, error) {
+		if r.answer != nil {
+			return nil, nil
+		}
+		return r.pending, nil
+	})
+	if err != nil {
+		return err
+	}
+	return workflow.SetUpdateHandlerWithOptions(ctx, GrantUpdate, func(ctx workflow.Context, g Grant) error {
+		r.answer = &g
+		return nil
+	}, workflow.UpdateHandlerOptions{Validator: func(ctx workflow.Context, g Grant) error {
+		p := r.pending
+		switch {
+		case p == nil || r.answer != nil:
+			return fmt.Errorf("durable: stage %s: no grant is pending (answer for %q)", r.in.Stage, g.ID)
+		case g.ID != p.Call.ID:
+			return fmt.Errorf("durable: stage %s: the pending grant is for tool_use %s (%s), not %q", r.in.Stage, p.Call.ID, p.Call.Name, g.ID)
+		}
+		switch g.Answer {
+		case sm.GrantOnce, sm.GrantStage, sm.GrantDeny, sm.GrantDeferred:
+			return nil
+		}
+		return fmt.Errorf("durable: stage %s: grant answer %q: want once, stage, denied or deferred", r.in.Stage, g.Answer)
+	}})
 }
 
 // emit adds a workflow-made audit event, dated by workflow time.

@@ -202,3 +202,86 @@ stages:
 		t.Errorf("the stage's model was not told the call was interrupted: %s", tail(bodies[1]))
 	}
 }
+
+// TestStageGrantAnsweredByAPerson: with Spec.StageGrants, a stage's call
+// outside its allowedTools waits in the child workflow (PendingGrantQuery)
+// until a person's GrantUpdate, an hour later; granted once, it runs as a
+// ToolCall activity and the requests equal an in-process run whose
+// interactor granted it.
+func TestStageGrantAnsweredByAPerson(t *testing.T) {
+	const flow = `name: grant
+stages:
+  - name: work
+    body: You note things.
+    allowedTools: [fs_read]
+    turnCap: 3
+`
+	newModel := func() *model {
+		return script(t, []llm.Block{use("toolu_g1", "execute_bash", `{"command":"echo granted > g.txt","summary":"note"}`)},
+			[]llm.Block{use("toolu_g2", sm.CompletionTool, `{"result":"noted"}`)})
+	}
+	d, err := sm.Parse("grant.yaml", []byte(flow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inProc := newModel()
+	o := options(t.TempDir(), inProc, session.NewMemory())
+	now := testStart
+	o.Now = func() time.Time { return now }
+	ws, s := openSession(t, o, strata.SessionOptions{})
+	var asked []string
+	_, err = sm.Run(t.Context(), ws, s, d, nil, sm.Options{Interactor: sm.InteractorFunc(func(_ context.Context, r sm.GrantRequest) (sm.GrantAnswer, error) {
+		asked = append(asked, r.Call.Name)
+		now = now.Add(time.Hour) // the durable run's grant comes an hour later
+		return sm.GrantOnce, nil
+	})})
+	if err != nil || len(asked) != 1 {
+		t.Fatalf("in process: %v, asked %v", err, asked)
+	}
+
+	dir := t.TempDir()
+	dur := newModel()
+	h := newHarness(t, WorkerOptions{Options: options(dir, dur, session.NewMemory())})
+	child := stagesID("s-grant") + "/work/1"
+	var granted []string
+	var poll func()
+	poll = func() {
+		v, err := h.env.QueryWorkflowByID(child, PendingGrantQuery)
+		var r *sm.GrantRequest
+		if err == nil && v.Get(&r) == nil && r != nil {
+			granted = append(granted, r.Call.Name)
+			h.env.UpdateWorkflowByID(child, GrantUpdate, r.Call.ID, &testUpdate{t: t, want: true}, Grant{ID: r.Call.ID, Answer: sm.GrantOnce})
+		}
+		if !h.env.IsWorkflowCompleted() {
+			h.env.RegisterDelayedCallback(poll, time.Hour)
+		}
+	}
+	h.env.RegisterDelayedCallback(poll, time.Hour)
+	h.env.ExecuteWorkflow(StagesWorkflowName, StagesInput{Spec: Spec{SessionID: "s-grant", StageGrants: true}, File: "grant.yaml", Source: flow})
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatalf("stage workflow: %v", err)
+	}
+	var st *sm.State
+	if err := h.env.GetWorkflowResult(&st); err != nil {
+		t.Fatal(err)
+	}
+	if st.Outcome != sm.OK || len(granted) != 1 || granted[0] != "execute_bash" {
+		t.Fatalf("outcome %q, granted %v; want ok after one grant of execute_bash", st.Outcome, granted)
+	}
+	if b, _ := os.ReadFile(filepath.Join(dir, "g.txt")); string(b) != "granted\n" {
+		t.Errorf("g.txt %q: the granted call did not run", b)
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
+	v, err := h.env.QueryWorkflowByID(child, StageEventsQuery, StageCursor{})
+	var evs StageEvents
+	if err != nil || v.Get(&evs) != nil {
+		t.Fatalf("query the child's events: %v", err)
+	}
+	found := false
+	for _, e := range evs.Audit {
+		found = found || (e.Kind == sm.StageGranted && e.Outcome == sm.Granted && e.Reason == "interactor: once")
+	}
+	if !found {
+		t.Errorf("no StageGranted event of the person's grant among %+v", evs.Audit)
+	}
+}

@@ -76,11 +76,13 @@ type StagesProgress struct {
 	Children []StageChild `json:"children,omitempty"`
 }
 
-// StageChild names one stage execution's child workflow.
+// StageChild names one stage execution's child workflow; Done says it
+// ended.
 type StageChild struct {
 	ID    string `json:"id"`
 	Stage string `json:"stage"`
 	Group string `json:"group,omitempty"`
+	Done  bool   `json:"done,omitempty"`
 }
 
 // stagesRun is one run of the parent stage workflow.
@@ -175,6 +177,8 @@ func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 func (r *stagesRun) execute(ctx workflow.Context, stage, group string) (string, error) {
 	id := fmt.Sprintf("%s/%s/%d", stagesID(r.in.Spec.SessionID), stage, len(r.children)+1) // from the input: the same on every replay
 	r.children = append(r.children, StageChild{ID: id, Stage: stage, Group: group})
+	i := len(r.children) - 1
+	defer func() { r.children[i].Done = true }()
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true,
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL})
 	var res StageResult
@@ -310,16 +314,22 @@ func (a *Activities) SaveStages(ctx context.Context, in StageInput) error {
 	return sm.SaveState(ctx, o.ws.Store(), in.Spec.SessionID, in.State)
 }
 
-// shared is a session the stage executions on this worker share.
+// shared is a stored session the stage activities running on this worker
+// at the same time share (the begin-stage activity reads a fork's
+// blueprint from it, a judge forks it): opening it holds the session's
+// writer lease, which allows one holder, so stage activities on other
+// workers retry until this worker's are done. The lease is held only for
+// those activities, not while a stage's loop runs, so sibling stages run
+// on any workers.
 type shared struct {
 	s     *strata.Session
 	refs  int
 	forks sync.Mutex // one Fork of s at a time, across the stages sharing it
 }
 
-// stageSession returns the worker's open Session of id (opening it holds
-// the session's writer lease) and a release that closes it after its last
-// user. A session another process holds is a retryable error.
+// stageSession returns the worker's open Session of id (see shared) and a
+// release that closes it after its last user. A session another process
+// holds is a retryable error.
 func (a *Activities) stageSession(ctx context.Context, o *opened, id string) (*shared, func(), error) {
 	a.smu.Lock()
 	defer a.smu.Unlock()

@@ -107,6 +107,24 @@ func (a *Authority) Deny(call llm.Block, why string) (reason string, ev Event) {
 		Event{Kind: StageGranted, Stage: a.Stage, Tool: call.Name, Outcome: GrantDenied, Reason: why}
 }
 
+// Answer takes the interactor's answer to call (err: the interaction
+// failed): GrantOnce and GrantStage approve it (Grant); GrantDeferred, a
+// denial or a failure block it (Deny). It returns who approved it or the
+// reason it is blocked, and the StageGranted event.
+func (a *Authority) Answer(call llm.Block, ans GrantAnswer, err error) (by, reason string, ev Event) {
+	switch {
+	case err != nil:
+		reason, ev = a.Deny(call, "the grant interaction failed: "+err.Error())
+	case ans == GrantOnce || ans == GrantStage:
+		by, ev = a.Grant(call, ans)
+	case ans == GrantDeferred:
+		reason, ev = a.Deny(call, "the grant was deferred")
+	default:
+		reason, ev = a.Deny(call, "the grant was denied")
+	}
+	return by, reason, ev
+}
+
 // decider is the in-process authority of a stage's loop
 // (agent.Config.Authority): a's decision, the interactor asked when a
 // says so, the StageGranted events emitted.
@@ -119,25 +137,14 @@ func (r *runner) decider(ctx context.Context, a *Authority) func(llm.Block) (by,
 		if !ask {
 			return by, ""
 		}
-		deny := func(why string) (string, string) {
-			reason, ev := a.Deny(call, why)
-			r.emit(ctx, ev)
+		if r.opts.Interactor == nil {
+			reason, dev := a.Deny(call, "no interactor is active")
+			r.emit(ctx, dev)
 			return "", reason
 		}
-		if r.opts.Interactor == nil {
-			return deny("no interactor is active")
-		}
 		ans, err := r.opts.Interactor.GrantStageTool(ctx, GrantRequest{Workflow: r.def.Name, Stage: a.Stage, Call: call})
-		switch {
-		case err != nil:
-			return deny("the grant interaction failed: " + err.Error())
-		case ans == GrantOnce || ans == GrantStage:
-			by, ev := a.Grant(call, ans)
-			r.emit(ctx, ev)
-			return by, ""
-		case ans == GrantDeferred:
-			return deny("the grant was deferred")
-		}
-		return deny("the grant was denied")
+		by, reason, aev := a.Answer(call, ans, err)
+		r.emit(ctx, aev)
+		return by, reason
 	}
 }

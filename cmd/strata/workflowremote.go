@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"crypto/rand"
 	"encoding/hex"
@@ -14,6 +15,7 @@ import (
 	"time"
 
 	"github.com/strata-agent/strata/durable"
+	"github.com/strata-agent/strata/workflow"
 )
 
 // remoteWorkflow runs the stage workflow in file on t's Temporal workers
@@ -22,9 +24,9 @@ import (
 // (docs/durable.md, "Stage workflows"). It prints the session id first;
 // in text the audit events and the stages' tool calls as they arrive
 // (durable.StagesWatch, the in-process run's lines), then the final slots
-// and a summary line on stderr; in json the final state. Stage tool grants
-// cannot be asked over Temporal: a call outside a stage's allowedTools is
-// refused.
+// and a summary line on stderr; in json the final state. When stdin is a
+// terminal (text only) a call outside a stage's allowedTools is asked
+// about here (durable.Spec.StageGrants), else it is refused.
 func remoteWorkflow(ctx context.Context, f runFlags, t temporalFlags, file string, inputs map[string]string) error {
 	if f.format != "text" && f.format != "json" {
 		return usagef("unknown --format %q (valid: text, json)", f.format)
@@ -48,10 +50,15 @@ func remoteWorkflow(ctx context.Context, f runFlags, t temporalFlags, file strin
 	var watched sync.WaitGroup
 	done := make(chan struct{})
 	if f.format == "text" {
+		var ask workflow.Interactor
+		if isTerminal(os.Stdin) { // a person answers the stages' grant interactions here
+			spec.StageGrants = true
+			ask = &termInteractor{in: bufio.NewReader(os.Stdin)}
+		}
 		watched.Add(1)
 		go func() {
 			defer watched.Done()
-			watchStages(ctx, dc.WatchStages(spec.SessionID), done)
+			watchStages(ctx, dc.WatchStages(spec.SessionID), ask, done)
 		}()
 	}
 	id, st, runErr := dc.RunStages(ctx, spec, file, source, inputs)
@@ -80,8 +87,8 @@ func remoteWorkflow(ctx context.Context, f runFlags, t temporalFlags, file strin
 
 // watchStages prints the stage workflow's events as the in-process
 // `strata workflow run` prints them, every half second until done, then
-// the rest.
-func watchStages(ctx context.Context, w *durable.StagesWatch, done <-chan struct{}) {
+// the rest; ask (nil = none) answers the stages' pending grants.
+func watchStages(ctx context.Context, w *durable.StagesWatch, ask workflow.Interactor, done <-chan struct{}) {
 	p := &workflowPrinter{w: os.Stdout}
 	show := func() bool {
 		audit, loop, err := w.Next(ctx)
@@ -112,6 +119,18 @@ func watchStages(ctx context.Context, w *durable.StagesWatch, done <-chan struct
 			return
 		case <-t.C:
 			show()
+			if ask == nil {
+				continue
+			}
+			for _, g := range w.Pending(ctx) {
+				ans, err := ask.GrantStageTool(ctx, g.Request)
+				if err != nil {
+					ans = workflow.GrantDeny
+				}
+				if err := w.Grant(ctx, g, ans); err != nil {
+					fmt.Fprintf(os.Stderr, "strata: %v\n", err)
+				}
+			}
 		}
 	}
 }
