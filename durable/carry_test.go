@@ -198,17 +198,19 @@ func TestCarriedCallbacksMatchInProcess(t *testing.T) {
 			c.opts(&o, dir)
 			writeFiles(t, dir, c.files, fixedTime)
 			h := newHarness(t, WorkerOptions{Options: o})
-			var notCarried []string
+			var bp *Blueprint
 			h.env.SetOnActivityCompletedListener(func(info *activity.Info, v converter.EncodedValue, err error) {
-				var bp Blueprint
-				if info.ActivityType.Name == PrepareActivity && v != nil && v.Get(&bp) == nil {
-					notCarried = bp.NotCarried
+				if info.ActivityType.Name == PrepareActivity && v != nil {
+					bp = &Blueprint{}
+					if err := v.Get(bp); err != nil {
+						t.Error(err)
+					}
 				}
 			})
 			got := runCaseDurable(t, c, dir, h, "s-"+c.name)
 
-			if len(notCarried) > 0 {
-				t.Errorf("not carried: %v", notCarried)
+			if bp == nil || len(bp.NotCarried) > 0 {
+				t.Errorf("the workspace's blueprint does not carry everything: %+v", bp)
 			}
 			a, b := inProc.seen(), dur.seen()
 			t.Logf("comparing %d requests, %d events", len(a), len(want.events))
@@ -501,5 +503,65 @@ func TestSessionMovedBetweenWorkersSendsTheSameRequests(t *testing.T) {
 	}
 	if o := other.seen(); len(o) != 2 || !strings.Contains(o[1], "other-session") || strings.Contains(o[1], "console-line") {
 		t.Errorf("the other session sent %d requests, or its console shows the moved session's command", len(o))
+	}
+}
+
+// TestCarriedHookStateSurvivesContinueAsNew: the panels session of
+// TestCarriedCallbacksMatchInProcess continued as new after every prompt
+// (the hooks' state travels in the Blueprint to the next run) sends the
+// same requests as in process.
+func TestCarriedHookStateSurvivesContinueAsNew(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := carryCases()[2]
+	c.prompts = append(c.prompts, "Once more?")
+	replies := func(t *testing.T) *model {
+		return script(t, bash("toolu_p1", "echo console-line"), []llm.Block{llm.TextBlock("Ran.")},
+			[]llm.Block{llm.TextBlock("Again.")}, []llm.Block{llm.TextBlock("Still.")})
+	}
+	dir := t.TempDir()
+	inProc := replies(t)
+	runCaseInProcess(t, c, dir, inProc)
+
+	dur := replies(t)
+	o := options(dir, dur, session.NewMemory())
+	c.opts(&o, dir)
+	writeFiles(t, dir, c.files, fixedTime)
+	runs := 0
+	newRun := func() *harness {
+		h := newHarness(t, WorkerOptions{Options: o})
+		h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			if info.ActivityType.Name == PrepareActivity {
+				runs++
+			}
+		})
+		return h
+	}
+	h := newRun()
+	in := SessionInput{Spec: Spec{SessionID: "s-can-panels", PromptsPerRun: 1}}
+	for i, p := range c.prompts { // one run per prompt: the test environment runs one run, the next ones go on by hand
+		if i > 0 {
+			h = newRun()
+		}
+		if f := c.before[i]; f != nil {
+			h.then(func() { f(t, dir); h.next() })
+		}
+		h.prompt(p)
+		h.keep = true
+		h.start(in)
+		var can *workflow.ContinueAsNewError
+		if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
+			t.Fatalf("run %d ended with %v, want a continue-as-new", i+1, err)
+		}
+		in = SessionInput{}
+		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Blueprint == nil || len(in.Blueprint.HookStates) == 0 {
+			t.Fatalf("run %d: the continue-as-new carries no hook state", i+1)
+		}
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
+	if runs != 1 {
+		t.Errorf("Prepare ran %d times, want once (the next runs take the blueprint)", runs)
 	}
 }
