@@ -78,10 +78,10 @@ func (fr *Refresher) Refresh(files []prompt.File) ([]prompt.File, error) {
 				first = fmt.Errorf("context file %s: %w (its last content is sent)", w.abs, err)
 			}
 			w.failed = true
-			continue
+		} else {
+			w.failed = false
 		}
-		w.failed = false
-		if w.content != f.Content {
+		if w.content != f.Content { // the last content read, also when this read failed (not the content files had at load)
 			out[i].Content, out[i].Refreshed = w.content, w.mod/1e6
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"reflect"
 	"slices"
 	"strings"
 	"sync"
@@ -14,6 +15,8 @@ import (
 
 	"go.temporal.io/sdk/activity"
 	"go.temporal.io/sdk/converter"
+	"go.temporal.io/sdk/testsuite"
+	"go.temporal.io/sdk/workflow"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
@@ -195,17 +198,19 @@ func TestCarriedCallbacksMatchInProcess(t *testing.T) {
 			c.opts(&o, dir)
 			writeFiles(t, dir, c.files, fixedTime)
 			h := newHarness(t, WorkerOptions{Options: o})
-			var notCarried []string
+			var bp *Blueprint
 			h.env.SetOnActivityCompletedListener(func(info *activity.Info, v converter.EncodedValue, err error) {
-				var bp Blueprint
-				if info.ActivityType.Name == PrepareActivity && v != nil && v.Get(&bp) == nil {
-					notCarried = bp.NotCarried
+				if info.ActivityType.Name == PrepareActivity && v != nil {
+					bp = &Blueprint{}
+					if err := v.Get(bp); err != nil {
+						t.Error(err)
+					}
 				}
 			})
 			got := runCaseDurable(t, c, dir, h, "s-"+c.name)
 
-			if len(notCarried) > 0 {
-				t.Errorf("not carried: %v", notCarried)
+			if bp == nil || len(bp.NotCarried) > 0 {
+				t.Errorf("the workspace's blueprint does not carry everything: %+v", bp)
 			}
 			a, b := inProc.seen(), dur.seen()
 			t.Logf("comparing %d requests, %d events", len(a), len(want.events))
@@ -228,11 +233,13 @@ const kiroAgent = `{"name":"x","tools":["*"],"resources":["file://NOTES.md"],"ho
 	`"userPromptSubmit":[{"command":"echo submitted: answer briefly"}],` +
 	`"stop":[{"command":"echo stopped >> stop.log"}]}}`
 
+// bash is a reply running one command.
+func bash(id, cmd string) []llm.Block {
+	return []llm.Block{use(id, "execute_bash", fmt.Sprintf(`{"command":%q,"summary":"run"}`, cmd))}
+}
+
 func carryCases() []carryCase {
 	text := func(s string) []llm.Block { return []llm.Block{llm.TextBlock(s)} }
-	bash := func(id, cmd string) []llm.Block {
-		return []llm.Block{use(id, "execute_bash", fmt.Sprintf(`{"command":%q,"summary":"run"}`, cmd))}
-	}
 	editNotes := func(t *testing.T, dir string) {
 		p := filepath.Join(dir, "NOTES.md")
 		write(t, p, "# Notes\nBuild with `go build ./...` now.\n")
@@ -414,5 +421,147 @@ func programHooks() []agent.Hook {
 				return agent.Verdict{}, nil
 			}},
 		{Name: "audit", Stage: agent.StageRender, Phase: agent.PhasePost, Kind: agent.HookObserver, Func: pass},
+	}
+}
+
+// registerMoving registers the session workflow on env and, under each
+// activity's name, a function running that activity on the Activities
+// pick returns at the time: the activities of two workers, between which
+// a session moves.
+func registerMoving(env *testsuite.TestWorkflowEnvironment, pick func() *Activities) {
+	env.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: SessionWorkflowName})
+	for name, method := range map[string]string{PrepareActivity: "Prepare", ModelCallActivity: "ModelCall", ToolCallActivity: "ToolCall",
+		RecordActivity: "Record", HookActivity: "Hook", GatherActivity: "Gather", TurnActivity: "Turn", SummarizeActivity: "Summarize"} {
+		typ := reflect.ValueOf(pick()).MethodByName(method).Type()
+		f := reflect.MakeFunc(typ, func(args []reflect.Value) []reflect.Value {
+			return reflect.ValueOf(pick()).MethodByName(method).Call(args)
+		})
+		env.RegisterActivityWithOptions(f.Interface(), activity.RegisterOptions{Name: name})
+	}
+}
+
+// newMovingHarness is a harness whose activities run on *on.
+func newMovingHarness(t *testing.T, on **Activities) *harness {
+	var s testsuite.WorkflowTestSuite
+	s.SetLogger(quietLogger)
+	env := s.NewTestWorkflowEnvironment()
+	env.SetStartTime(testStart)
+	env.SetTestTimeout(2 * time.Minute)
+	registerMoving(env, func() *Activities { return *on })
+	return &harness{t: t, env: env}
+}
+
+// TestSessionMovedBetweenWorkersSendsTheSameRequests: a panels session
+// with a kiro agent (its context-files refresher, the panels' console,
+// log and git sources keep state between requests) runs its first prompt
+// on worker A; worker B, its own workspace opened, first serves another
+// session of the same workspace, then the session's second prompt. The
+// requests equal an in-process session's: the hooks' state travelled with
+// the workflow, not with a worker, and B's other session did not leak
+// into it. (A worker-side state would show B's other command, or lose the
+// console, in the second request.)
+func TestSessionMovedBetweenWorkersSendsTheSameRequests(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := carryCases()[2] // panels with the kiro agent
+	dir := t.TempDir()
+	inProc := c.replies(t)
+	runCaseInProcess(t, c, dir, inProc)
+
+	writeFiles(t, dir, c.files, fixedTime)
+	main, other := c.replies(t), script(t, bash("toolu_o1", "echo other-session"), []llm.Block{llm.TextBlock("Other.")})
+	m := &model{t: t, replies: func(_ int, body string) replay.Response { // one provider on the workers: a request goes to its session's script
+		if strings.Contains(body, "Run the other command.") {
+			return other.respond(replay.Request{Body: []byte(body)})
+		}
+		return main.respond(replay.Request{Body: []byte(body)})
+	}}
+	o := options(dir, m, session.NewMemory()) // the workers share one store, as workers of one queue must
+	c.opts(&o, dir)
+	a, b := &Activities{opts: WorkerOptions{Options: o}, ws: map[string]*opened{}}, &Activities{opts: WorkerOptions{Options: o}, ws: map[string]*opened{}}
+	t.Cleanup(func() { a.Close(); b.Close() })
+	on := a
+	h := newMovingHarness(t, &on)
+	h.prompt(c.prompts[0])
+	h.then(func() {
+		c.before[1](t, dir)
+		onB := b // worker B serves another session of the workspace first
+		h2 := newMovingHarness(t, &onB)
+		h2.prompt("Run the other command.")
+		h2.run(Spec{SessionID: "s-other"})
+		on = b
+		h.next()
+	})
+	h.prompt(c.prompts[1])
+	h.run(Spec{SessionID: "s-moved"})
+	if len(b.ws) == 0 {
+		t.Fatal("worker B ran none of the moved session's activities")
+	}
+	got := main.seen()
+	sameRequests(t, inProc.seen(), got)
+	if len(got) != 3 || !strings.Contains(got[2], "console-line") || strings.Contains(got[2], "other-session") {
+		t.Errorf("the moved session's last request:\n%s", tail(got[len(got)-1]))
+	}
+	if o := other.seen(); len(o) != 2 || !strings.Contains(o[1], "other-session") || strings.Contains(o[1], "console-line") {
+		t.Errorf("the other session sent %d requests, or its console shows the moved session's command", len(o))
+	}
+}
+
+// TestCarriedHookStateSurvivesContinueAsNew: the panels session of
+// TestCarriedCallbacksMatchInProcess continued as new after every prompt
+// (the hooks' state travels in the Blueprint to the next run) sends the
+// same requests as in process.
+func TestCarriedHookStateSurvivesContinueAsNew(t *testing.T) {
+	t.Setenv("HOME", t.TempDir())
+	c := carryCases()[2]
+	c.prompts = append(c.prompts, "Once more?")
+	replies := func(t *testing.T) *model {
+		return script(t, bash("toolu_p1", "echo console-line"), []llm.Block{llm.TextBlock("Ran.")},
+			[]llm.Block{llm.TextBlock("Again.")}, []llm.Block{llm.TextBlock("Still.")})
+	}
+	dir := t.TempDir()
+	inProc := replies(t)
+	runCaseInProcess(t, c, dir, inProc)
+
+	dur := replies(t)
+	o := options(dir, dur, session.NewMemory())
+	c.opts(&o, dir)
+	writeFiles(t, dir, c.files, fixedTime)
+	runs := 0
+	newRun := func() *harness {
+		h := newHarness(t, WorkerOptions{Options: o})
+		h.env.SetOnActivityStartedListener(func(info *activity.Info, _ context.Context, _ converter.EncodedValues) {
+			if info.ActivityType.Name == PrepareActivity {
+				runs++
+			}
+		})
+		return h
+	}
+	h := newRun()
+	in := SessionInput{Spec: Spec{SessionID: "s-can-panels", PromptsPerRun: 1}}
+	for i, p := range c.prompts { // one run per prompt: the test environment runs one run, the next ones go on by hand
+		if i > 0 {
+			h = newRun()
+		}
+		if f := c.before[i]; f != nil {
+			h.then(func() { f(t, dir); h.next() })
+		}
+		h.prompt(p)
+		h.keep = true
+		h.start(in)
+		var can *workflow.ContinueAsNewError
+		if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
+			t.Fatalf("run %d ended with %v, want a continue-as-new", i+1, err)
+		}
+		in = SessionInput{}
+		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
+			t.Fatal(err)
+		}
+		if in.Blueprint == nil || len(in.Blueprint.HookStates) == 0 {
+			t.Fatalf("run %d: the continue-as-new carries no hook state", i+1)
+		}
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
+	if runs != 1 {
+		t.Errorf("Prepare ran %d times, want once (the next runs take the blueprint)", runs)
 	}
 }

@@ -15,6 +15,7 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/llm"
@@ -80,10 +81,28 @@ func TestRecordHistories(t *testing.T) {
 				return nil
 			}},
 	}
+	// A session whose worker callbacks are carried (carry.go): a
+	// program's hooks at every stage but tool_call, the tiered layout's
+	// repository context (Gather) and before/after turn callbacks.
+	runs = append(runs, runs[0])
+	runs[len(runs)-1].name, runs[len(runs)-1].spec = "carried", Spec{SessionID: "rec-carried"}
+	runs[len(runs)-1].m = script(t, bash("toolu_r1", "echo carried"), []llm.Block{llm.TextBlock("Carried.")})
+	runs[len(runs)-1].run = func(ctx context.Context, cl *Client, id string) error {
+		_, err := cl.Prompt(ctx, id, "Run it.")
+		return err
+	}
+	opts := map[string]func(o *strata.Options){"carried": func(o *strata.Options) {
+		o.Layout, o.DisableRepoContext, o.Hooks = "tiered", false, programHooks()
+		o.BeforeTurn = func(context.Context, agent.TurnInfo) error { return nil }
+		o.AfterTurn = func(context.Context, agent.TurnRecord) {}
+	}}
 	for _, r := range runs {
 		o := options(dir, r.m, session.NewMemory())
 		if r.spec.Mode != "" {
 			o.Mode = r.spec.Mode
+		}
+		if f := opts[r.name]; f != nil {
+			f(&o)
 		}
 		startWorker(t, c, queue+"-"+r.name, WorkerOptions{Options: o})
 		cl := NewClient(c, queue+"-"+r.name)
