@@ -196,8 +196,9 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 			return
 		}
 		if len(hooks) > 0 {
-			var pd *llm.Delta
-			if pd, denied = runDeltaHooks(sctx, hooks, index, d); denied != nil {
+			failed, pd, den := runDeltaHooks(sctx, hooks, index, d)
+			out.Deltas, denied = append(out.Deltas, failed...), den
+			if denied != nil {
 				cut()
 				return
 			} else if pd == nil {
