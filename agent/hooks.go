@@ -126,7 +126,8 @@ type HookState interface {
 // EventState is a HookState that is fed the loop's events, as a
 // SubscribeSync observer of the loop's bus would be (the panels' log and
 // console): a driver that moves the state feeds it, before a call, the
-// events emitted since the hook's previous call.
+// events emitted since the hook's previous call (it may leave out the
+// stream deltas, MessageUpdate, which no such state reads).
 type EventState interface {
 	HookState
 	Observe(e event.Event)

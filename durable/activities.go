@@ -171,6 +171,10 @@ const maxDeltaBytes = 1 << 20
 
 // ModelCall streams the request from the worker's provider and returns the
 // response, its deltas and the worker's authority verdict per tool_use.
+// The workspace's stream_response delta hooks run here on each delta as it
+// arrives; the deltas returned are theirs, with markers for a hook that
+// failed or a guard that cut the response off (docs/durable.md, "Carried
+// callbacks").
 // Provider errors are classified for Temporal's retry: 408/409/429/5xx
 // (Anthropic 529 included) and network errors retry, after the provider's
 // Retry-After capped at MaxRetryDelay when it sent one; other 4xx and a
@@ -197,8 +201,9 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 			return
 		}
 		if len(hooks) > 0 {
-			var pd *llm.Delta
-			if pd, denied = runDeltaHooks(sctx, hooks, index, d); denied != nil {
+			failed, pd, den := runDeltaHooks(sctx, hooks, index, d)
+			out.Deltas, denied = append(out.Deltas, failed...), den
+			if denied != nil {
 				cut()
 				return
 			} else if pd == nil {

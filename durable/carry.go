@@ -140,6 +140,13 @@ type SummarizeOutput struct {
 // turn off as in process.
 const deltaDenied llm.DeltaType = "strata.delta_denied"
 
+// deltaFailed is the type of a delta the model-call activity puts before a
+// delta whose transform or observer hook failed on the worker: ID is the
+// hook's index, Text its error. The workflow's proxy of that hook drops
+// it and fails with the error, so the engine reports the failure as the
+// same Progress event, at the same place, as in process.
+const deltaFailed llm.DeltaType = "strata.delta_hook_failed"
+
 // carried is what a driver's proxies share: the coroutine of the
 // running prompt, whose context the activities block, and per stateful
 // hook how many of the run's events its state has been fed.
@@ -157,10 +164,8 @@ func (r *driver) carry(ctx workflow.Context, cfg *agent.Config) {
 	}
 	bp := r.bp
 	for _, hb := range bp.Hooks {
-		if hb.Phase == agent.PhaseDelta {
-			if hb.Kind == agent.HookGuard { // the worker ran the delta hooks in the model call
-				cfg.Hooks = append(cfg.Hooks, deltaGuard(hb))
-			}
+		if hb.Phase == agent.PhaseDelta { // the worker ran the delta hooks in the model call
+			cfg.Hooks = append(cfg.Hooks, deltaMarker(hb))
 			continue
 		}
 		cfg.Hooks = append(cfg.Hooks, r.hookProxy(hb))
@@ -253,14 +258,24 @@ func (r *driver) hookProxy(hb HookBlueprint) agent.Hook {
 		}}
 }
 
-// deltaGuard is the workflow's stand-in for the stream_response delta
-// guard hb, which ran on the worker inside the model call: it denies the
-// deltaDenied delta the model call ended with when hb cut the response.
-func deltaGuard(hb HookBlueprint) agent.Hook {
+// deltaMarker is the workflow's stand-in for the stream_response delta
+// hook hb, which ran on the worker inside the model call: it answers the
+// marker deltas the model call left for hb (deltaDenied: a guard's deny,
+// which cuts the response off; deltaFailed: a transform's or observer's
+// error, the marker dropped) and passes every other delta as it is.
+func deltaMarker(hb HookBlueprint) agent.Hook {
 	return agent.Hook{Name: hb.Name, Stage: hb.Stage, Phase: hb.Phase, Kind: hb.Kind,
 		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
-			if d := p.Delta; d != nil && d.Type == deltaDenied && d.ID == strconv.Itoa(hb.Index) {
+			d := p.Delta
+			if d == nil || d.ID != strconv.Itoa(hb.Index) {
+				return agent.Verdict{}, nil
+			}
+			switch d.Type {
+			case deltaDenied:
 				return agent.Verdict{Deny: true, Reason: d.Text}, nil
+			case deltaFailed:
+				p.Delta = nil
+				return agent.Verdict{}, errors.New(d.Text)
 			}
 			return agent.Verdict{}, nil
 		}}

@@ -380,8 +380,8 @@ func carryCases() []carryCase {
 // programHooks are a program's own hooks (Options.Hooks) at every stage
 // but tool_call: transforms that change the input, the context and the
 // rendered answer, a send_request guard, stream_response delta hooks (a
-// transform that upper-cases, a guard that cuts a forbidden answer off)
-// and observers.
+// transform that upper-cases, an observer that fails on some deltas, a
+// guard that cuts a forbidden answer off) and observers.
 func programHooks() []agent.Hook {
 	pass := func(context.Context, *agent.Payload) (agent.Verdict, error) { return agent.Verdict{}, nil }
 	return []agent.Hook{
@@ -406,6 +406,13 @@ func programHooks() []agent.Hook {
 		{Name: "shout", Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, Kind: agent.HookTransform,
 			Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
 				p.Delta.Text = strings.ToUpper(p.Delta.Text)
+				return agent.Verdict{}, nil
+			}},
+		{Name: "delta-audit", Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, Kind: agent.HookObserver,
+			Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+				if strings.Contains(p.Delta.Text, "READ") {
+					return agent.Verdict{}, errors.New("the audit log is full")
+				}
 				return agent.Verdict{}, nil
 			}},
 		{Name: "no-forbidden", Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, Kind: agent.HookGuard,

@@ -228,31 +228,33 @@ func deltaHooks(cfg agent.Config) (hooks []agent.Hook, index []int) {
 	return hooks, index
 }
 
-// runDeltaHooks runs the delta hooks on d as the engine's runHooks does:
-// in order, a transform may rewrite or filter the delta (nil: later hooks
+// runDeltaHooks runs the delta hooks on d as the engine's runHooks does,
+// in order: a transform may rewrite or filter the delta (nil: later hooks
 // do not see it, and no delta is returned), a guard's deny returns the
-// deltaDenied delta that makes the workflow's proxy of the guard cut the
-// response off. Errors of transforms and observers change nothing (the
-// engine would report them as Progress events; on the worker they are
-// lost).
-func runDeltaHooks(ctx context.Context, hooks []agent.Hook, index []int, d llm.Delta) (out *llm.Delta, denied *llm.Delta) {
+// deltaDenied marker that makes the workflow's proxy of the guard cut the
+// response off, and each failing transform or observer adds a
+// deltaFailed marker to failed (sent before the delta).
+func runDeltaHooks(ctx context.Context, hooks []agent.Hook, index []int, d llm.Delta) (failed []llm.Delta, out, denied *llm.Delta) {
 	p := &agent.Payload{Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, Delta: &d}
 	for i, h := range hooks {
 		if p.Delta == nil {
-			return nil, nil
+			return failed, nil, nil
 		}
 		v, err := h.Func(ctx, p)
 		if h.Kind != agent.HookGuard {
+			if err != nil {
+				failed = append(failed, llm.Delta{Type: deltaFailed, ID: strconv.Itoa(index[i]), Name: h.Name, Text: err.Error()})
+			}
 			continue
 		}
 		if err != nil && v.Reason == "" {
 			v = agent.Verdict{Deny: true, Reason: err.Error()}
 		}
 		if v.Deny || err != nil {
-			return nil, &llm.Delta{Type: deltaDenied, ID: strconv.Itoa(index[i]), Name: h.Name, Text: v.Reason}
+			return failed, nil, &llm.Delta{Type: deltaDenied, ID: strconv.Itoa(index[i]), Name: h.Name, Text: v.Reason}
 		}
 	}
-	return p.Delta, nil
+	return failed, p.Delta, nil
 }
 
 // payloadFields returns the JSON of each field of p and of its Context
