@@ -201,7 +201,7 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 			return
 		}
 		if len(hooks) > 0 {
-			failed, pd, den := runDeltaHooks(sctx, hooks, index, d)
+			failed, pd, den := runDeltaHooks(sctx, hooks, index, in, d)
 			out.Deltas, denied = append(out.Deltas, failed...), den
 			if denied != nil {
 				cut()

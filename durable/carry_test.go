@@ -410,8 +410,11 @@ func programHooks() []agent.Hook {
 			}},
 		{Name: "delta-audit", Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, Kind: agent.HookObserver,
 			Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
+				if p.CorrelationID == "" || p.Turn == nil {
+					return agent.Verdict{}, errors.New("a delta without its correlation id or turn")
+				}
 				if strings.Contains(p.Delta.Text, "READ") {
-					return agent.Verdict{}, errors.New("the audit log is full")
+					return agent.Verdict{}, fmt.Errorf("the audit log of turn %d is full", p.Turn.Index)
 				}
 				return agent.Verdict{}, nil
 			}},

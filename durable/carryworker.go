@@ -228,14 +228,16 @@ func deltaHooks(cfg agent.Config) (hooks []agent.Hook, index []int) {
 	return hooks, index
 }
 
-// runDeltaHooks runs the delta hooks on d as the engine's runHooks does,
+// runDeltaHooks runs the delta hooks on d, a delta of the request in, as
+// the engine's runHooks does,
 // in order: a transform may rewrite or filter the delta (nil: later hooks
 // do not see it, and no delta is returned), a guard's deny returns the
 // deltaDenied marker that makes the workflow's proxy of the guard cut the
 // response off, and each failing transform or observer adds a
 // deltaFailed marker to failed (sent before the delta).
-func runDeltaHooks(ctx context.Context, hooks []agent.Hook, index []int, d llm.Delta) (failed []llm.Delta, out, denied *llm.Delta) {
-	p := &agent.Payload{Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, Delta: &d}
+func runDeltaHooks(ctx context.Context, hooks []agent.Hook, index []int, in ModelCallInput, d llm.Delta) (failed []llm.Delta, out, denied *llm.Delta) {
+	turn := in.Turn
+	p := &agent.Payload{Stage: agent.StageStreamResponse, Phase: agent.PhaseDelta, CorrelationID: in.CorrelationID, Turn: &turn, Delta: &d}
 	for i, h := range hooks {
 		if p.Delta == nil {
 			return failed, nil, nil

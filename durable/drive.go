@@ -39,6 +39,10 @@ const (
 type ModelCallInput struct {
 	Spec    Spec         `json:"spec"`
 	Request *llm.Request `json:"request"`
+	// CorrelationID and Turn are the request's, for the delta hooks the
+	// worker runs (agent.Payload).
+	CorrelationID string       `json:"correlation_id,omitempty"`
+	Turn          event.TurnID `json:"turn"`
 }
 
 // ModelCallOutput is the model-call activity's result: the response, the
@@ -185,7 +189,7 @@ func (r *driver) send(ctx workflow.Context, step agent.Step) agent.Step {
 	})
 	var out ModelCallOutput
 	bg := context.Background()
-	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request}).Get(ctx, &out)
+	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request, CorrelationID: step.CorrelationID, Turn: step.Turn}).Get(ctx, &out)
 	if err != nil {
 		return r.eng.Responded(bg, r.st, nil, activityCause(err))
 	}
