@@ -98,7 +98,7 @@ type Spec struct {
 	// StageGrants says a person answers the grantStageTool interactions
 	// of a stage workflow's stages (a call outside a stage's allowedTools
 	// that no token covers): the stage waits for the GrantUpdate of its
-	// child workflow (Client.PendingGrants, Client.Grant). false = no
+	// child workflow (StagesWatch.Pending, StagesWatch.Grant). false = no
 	// interactor: such calls are blocked as GrantDenied at once.
 	StageGrants bool `json:"stage_grants,omitempty"`
 }

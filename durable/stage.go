@@ -153,8 +153,8 @@ func StageWorkflow(ctx workflow.Context, in StageInput) (StageResult, error) {
 
 // act is the stage's Act: one prompt of the fork's loop, driven like a
 // session's prompt, with the stage's authority (its grant tokens and
-// grants in this workflow's memory; no interactor answers over Temporal)
-// and its completion tool run here. The turn cap is a normal end
+// grants in this workflow's memory; a person answers through GrantUpdate
+// when Spec.StageGrants is set) and its completion tool run here. The turn cap is a normal end
 // (Acted.CapHit).
 func (r *stageRun) act(ctx workflow.Context, b StageBegun) (*sm.Acted, error) {
 	_, s, err := sm.StageOf(r.in.State, r.in.Stage, r.in.Group) // pure: the same on every replay
