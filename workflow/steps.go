@@ -27,8 +27,10 @@ func Begin(d *Definition, inputs map[string]string) (*State, error) {
 		Slots: map[string]Slot{}, RetriesUsed: map[string]int{}, Attempts: map[string]int{}}, nil
 }
 
-// BeginStage is the first step of one execution of stage (see RunStage)
-// for drivers that run Act elsewhere: Setup, the check gate (its command
+// BeginStage is the first step of one execution of stage — a top-level
+// stage, or a sibling or the join of the parallel group named group — of
+// the run whose state is st, for drivers that run Act elsewhere
+// (docs/workflows.md, "lifecycle"): Setup, the check gate (its command
 // runs here, in ws's directory) and Init, or Exit at once when the gate
 // blocks (Begun.Exit, with the state after it). The events go to
 // Begun.Events. st is not changed. An error means the stage did not start
