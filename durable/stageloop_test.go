@@ -285,3 +285,55 @@ stages:
 		t.Errorf("no StageGranted event of the person's grant among %+v", evs.Audit)
 	}
 }
+
+// TestStageJudgeRunsOnTheWorker: a stage whose Assert has a judge runs the
+// judge in the finish-stage activity, on a fork of the stored session: its
+// request and the state (the judge's retry, then ok) equal the in-process
+// run's.
+func TestStageJudgeRunsOnTheWorker(t *testing.T) {
+	const flow = `name: judged
+stages:
+  - name: work
+    body: You write a haiku.
+    allowedTools: []
+    turnCap: 2
+    retries: 1
+    assert: {judge: "Pass it only if it is a haiku about {{.Inputs.topic}}."}
+inputs:
+  - name: topic
+    default: rain
+`
+	newModel := func() *model {
+		return script(t, []llm.Block{use("toolu_j1", sm.CompletionTool, `{"result":"a limerick"}`)},
+			[]llm.Block{use("toolu_v1", "verdict", `{"ok":false,"reason":"not a haiku"}`)},
+			[]llm.Block{use("toolu_j2", sm.CompletionTool, `{"result":"rain on the roof"}`)},
+			[]llm.Block{use("toolu_v2", "verdict", `{"ok":true,"reason":"a haiku about rain"}`)})
+	}
+	d, err := sm.Parse("judged.yaml", []byte(flow))
+	if err != nil {
+		t.Fatal(err)
+	}
+	inProc := newModel()
+	ws, s := openSession(t, options(t.TempDir(), inProc, session.NewMemory()), strata.SessionOptions{})
+	want, err := sm.Run(t.Context(), ws, s, d, nil, sm.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	dur := newModel()
+	h := newHarness(t, WorkerOptions{Options: options(t.TempDir(), dur, session.NewMemory())})
+	h.env.ExecuteWorkflow(StagesWorkflowName, StagesInput{Spec: Spec{SessionID: "s-judged"}, File: "judged.yaml", Source: flow})
+	if err := h.env.GetWorkflowError(); err != nil {
+		t.Fatalf("stage workflow: %v", err)
+	}
+	var got *sm.State
+	if err := h.env.GetWorkflowResult(&got); err != nil {
+		t.Fatal(err)
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
+	if !sameJSON(t, got.Slots, want.Slots) || !sameJSON(t, got.Attempts, want.Attempts) || got.Outcome != sm.OK || want.Outcome != sm.OK {
+		t.Errorf("the durable run's state differs from the in-process run's (or is not ok)")
+	}
+	if got.Attempts["work"] != 2 {
+		t.Errorf("work ran %d times; want 2 (the judge's retry)", got.Attempts["work"])
+	}
+}
