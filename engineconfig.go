@@ -32,3 +32,14 @@ func (w *Workspace) PersonOnly(call llm.Block) bool { return w.rt.PersonOnly(cal
 // driver continuing the conversation elsewhere starts from. Call it while
 // no prompt runs.
 func (s *Session) LoopState() agent.State { return s.rt.LoopState() }
+
+// ForkLoop returns what Fork(o) would run, without running it: the fork's
+// agent.Config (the session's with o.Overrides applied; o.OnEvent is not
+// used and the Config has no bus) and its starting loop state (a new loop
+// continuing the session's conversation, its history, usage and layout
+// state): for drivers that run a fork's steps elsewhere (package durable
+// runs a workflow stage's loop in a Temporal workflow, docs/durable.md).
+// It fails as Fork does.
+func (s *Session) ForkLoop(o ForkOptions) (agent.Config, agent.State, error) {
+	return s.rt.ForkLoop(o.Overrides)
+}

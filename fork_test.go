@@ -251,3 +251,29 @@ func TestForksKeepTheirOwnPersonApprovals(t *testing.T) {
 		t.Errorf("the approved file was not written: %v", err)
 	}
 }
+
+// ForkLoop returns what Fork would run without running it: the session's
+// Config with the overrides, and a new loop continuing the session's
+// conversation (its history, usage and layout state, the session's loop as
+// the previous one, a branch as the first trigger).
+func TestForkLoopIsTheForksConfigAndState(t *testing.T) {
+	m := newScriptedModel(t, func(string) replay.Reply { return replay.Reply{Blocks: []llm.Block{llm.TextBlock("session answer")}} })
+	_, s := openScripted(t, strata.Options{Dir: t.TempDir(), Mode: agent.ModeAllowlist}, m)
+	if _, err := s.Prompt(t.Context(), "hello"); err != nil {
+		t.Fatal(err)
+	}
+	body := "STAGE BODY"
+	done := tool.Typed("complete", "Hand the result back.", tool.Traits{EndsTurn: true}, func(context.Context, tool.Call, struct{}) (string, error) { return "", nil })
+	cfg, st, err := s.ForkLoop(strata.ForkOptions{Overrides: agent.Overrides{System: &body, Extra: []tool.Tool{done}, MaxTurns: 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	own := s.LoopState()
+	if cfg.Context.System != body || cfg.MaxTurns != 3 || !cfg.Tools.Traits("complete").EndsTurn {
+		t.Errorf("the fork's Config lacks the overrides: system %q, max turns %d", cfg.Context.System, cfg.MaxTurns)
+	}
+	if len(st.History) != len(s.History()) || st.PreviousLoopID != own.LoopID || st.LoopID == own.LoopID ||
+		st.FirstTrigger != event.TriggerBranch || st.Usage != own.Usage || st.ConversationID != own.ConversationID {
+		t.Errorf("fork state %+v; want a new loop continuing %+v", st, own)
+	}
+}

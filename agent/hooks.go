@@ -2,6 +2,7 @@ package agent
 
 import (
 	"context"
+	"encoding/json"
 
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
@@ -101,6 +102,35 @@ type Hook struct {
 	Phase Phase
 	Kind  HookKind
 	Func  func(ctx context.Context, p *Payload) (Verdict, error)
+	// State, when set, is the memory Func keeps between its calls (a
+	// loop's todo lists, the context files as last read, the panels' log).
+	// A driver that runs the hook in another place for each call (a
+	// durable session on Temporal, whose calls reach any worker: see
+	// docs/durable.md, "stateful hooks") saves it after a call and loads
+	// it before the next, so the hook answers as if every call ran in one
+	// process. nil: the hook keeps no memory that changes its answers.
+	State HookState
+}
+
+// HookState is a hook's memory between calls (Hook.State), as JSON. A
+// driver that moves it calls LoadState, the hook's Func, then SaveState,
+// with no other call of the same hook in between.
+type HookState interface {
+	// SaveState returns the memory as JSON.
+	SaveState() (json.RawMessage, error)
+	// LoadState replaces the memory with one SaveState returned; an error
+	// names what could not be decoded and leaves the memory as it was.
+	LoadState(json.RawMessage) error
+}
+
+// EventState is a HookState that is fed the loop's events, as a
+// SubscribeSync observer of the loop's bus would be (the panels' log and
+// console): a driver that moves the state feeds it, before a call, the
+// events emitted since the hook's previous call (it may leave out the
+// stream deltas, MessageUpdate, which no such state reads).
+type EventState interface {
+	HookState
+	Observe(e event.Event)
 }
 
 // Mode is the security mode of the authority stack (docs/loop.md, rule 9): how a tool

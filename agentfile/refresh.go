@@ -1,6 +1,7 @@
 package agentfile
 
 import (
+	"encoding/json"
 	"fmt"
 	"os"
 	"sync"
@@ -77,10 +78,10 @@ func (fr *Refresher) Refresh(files []prompt.File) ([]prompt.File, error) {
 				first = fmt.Errorf("context file %s: %w (its last content is sent)", w.abs, err)
 			}
 			w.failed = true
-			continue
+		} else {
+			w.failed = false
 		}
-		w.failed = false
-		if w.content != f.Content {
+		if w.content != f.Content { // the last content read, also when this read failed (not the content files had at load)
 			out[i].Content, out[i].Refreshed = w.content, w.mod/1e6
 		}
 	}
@@ -103,5 +104,45 @@ func (w *watched) reread(fi os.FileInfo, read func(string) ([]byte, error)) erro
 		w.content = string(b)
 	}
 	w.mod, w.size = fi.ModTime().UnixNano(), fi.Size()
+	return nil
+}
+
+// refreshState is one watched file's last read, as SaveState writes it.
+type refreshState struct {
+	Content string `json:"content"`
+	Mod     int64  `json:"mod"`
+	Size    int64  `json:"size"`
+	Failed  bool   `json:"failed,omitempty"`
+}
+
+// SaveState returns what the Refresher last read of each file (content,
+// modification time, size, whether the last read failed) as JSON by
+// prompt.File.Path, for a driver that moves a loop's hooks between
+// processes (agent.HookState, docs/durable.md).
+func (fr *Refresher) SaveState() (json.RawMessage, error) {
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	m := make(map[string]refreshState, len(fr.files))
+	for p, w := range fr.files {
+		m[p] = refreshState{Content: w.content, Mod: w.mod, Size: w.size, Failed: w.failed}
+	}
+	return json.Marshal(m)
+}
+
+// LoadState restores what SaveState saved; files it does not name keep
+// their state, and names the Refresher does not watch are ignored. A
+// state that is not SaveState's JSON is an error and changes nothing.
+func (fr *Refresher) LoadState(b json.RawMessage) error {
+	var m map[string]refreshState
+	if err := json.Unmarshal(b, &m); err != nil {
+		return fmt.Errorf("context files: load the refresher's state: %w", err)
+	}
+	fr.mu.Lock()
+	defer fr.mu.Unlock()
+	for p, s := range m {
+		if w := fr.files[p]; w != nil {
+			w.content, w.mod, w.size, w.failed = s.Content, s.Mod, s.Size, s.Failed
+		}
+	}
 	return nil
 }

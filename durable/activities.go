@@ -41,6 +41,8 @@ type Activities struct {
 
 	smu      sync.Mutex
 	sessions map[string]*shared // sessions the stage executions on this worker share, by id
+
+	carry carryState // the carried callbacks' hook locks and initial states (carryworker.go)
 }
 
 // opened is a workspace a worker opened for a spec, and the loop
@@ -64,10 +66,15 @@ func Register(w worker.Registry, o WorkerOptions) *Activities {
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelCallActivity})
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolCallActivity})
 	w.RegisterActivityWithOptions(a.Record, activity.RegisterOptions{Name: RecordActivity})
+	w.RegisterActivityWithOptions(a.Hook, activity.RegisterOptions{Name: HookActivity})
+	w.RegisterActivityWithOptions(a.Gather, activity.RegisterOptions{Name: GatherActivity})
+	w.RegisterActivityWithOptions(a.Turn, activity.RegisterOptions{Name: TurnActivity})
+	w.RegisterActivityWithOptions(a.Summarize, activity.RegisterOptions{Name: SummarizeActivity})
 	w.RegisterWorkflowWithOptions(StagesWorkflow, workflow.RegisterOptions{Name: StagesWorkflowName})
 	w.RegisterWorkflowWithOptions(StageWorkflow, workflow.RegisterOptions{Name: StageWorkflowName})
 	w.RegisterActivityWithOptions(a.BeginStages, activity.RegisterOptions{Name: BeginStagesActivity})
-	w.RegisterActivityWithOptions(a.RunStage, activity.RegisterOptions{Name: RunStageActivity})
+	w.RegisterActivityWithOptions(a.BeginStage, activity.RegisterOptions{Name: BeginStageActivity})
+	w.RegisterActivityWithOptions(a.FinishStage, activity.RegisterOptions{Name: FinishStageActivity})
 	w.RegisterActivityWithOptions(a.SaveStages, activity.RegisterOptions{Name: SaveStagesActivity})
 	return a
 }
@@ -151,7 +158,11 @@ func (a *Activities) Prepare(ctx context.Context, spec Spec) (Blueprint, error) 
 			"durable: stored session %s has %d tool calls a crash cut off (first: %s %s): finish them with `strata sessions resume %s` before running it on Temporal",
 			spec.SessionID, len(pending), pending[0].Name, pending[0].ID, spec.SessionID), "pending", nil)
 	}
-	return blueprint(spec.SessionID, o.cfg, st), nil
+	bp := blueprint(spec.SessionID, o.cfg, st)
+	if bp.HookStates, err = a.initialStates(o); err != nil {
+		return Blueprint{}, temporal.NewNonRetryableApplicationError(err.Error(), "state", err)
+	}
+	return bp, nil
 }
 
 // maxDeltaBytes bounds the deltas a model-call result carries back (the
@@ -160,6 +171,10 @@ const maxDeltaBytes = 1 << 20
 
 // ModelCall streams the request from the worker's provider and returns the
 // response, its deltas and the worker's authority verdict per tool_use.
+// The workspace's stream_response delta hooks run here on each delta as it
+// arrives; the deltas returned are theirs, with markers for a hook that
+// failed or a guard that cut the response off (docs/durable.md, "Carried
+// callbacks").
 // Provider errors are classified for Temporal's retry: 408/409/429/5xx
 // (Anthropic 529 included) and network errors retry, after the provider's
 // Retry-After capped at MaxRetryDelay when it sent one; other 4xx and a
@@ -177,16 +192,38 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	stop := heartbeat(ctx, func() any { return nil }) // a model may think for minutes before its first delta
 	defer stop()
 	sctx, span := a.chatSpan(ctx, in, o.cfg.Provider.Name())
+	sctx, cut := context.WithCancel(sctx)
+	defer cut()
+	hooks, index := deltaHooks(o.cfg) // stream_response delta hooks run here, as the deltas arrive (carryworker.go)
+	var denied *llm.Delta
 	resp, err := o.cfg.Provider.Stream(sctx, in.Request, func(d llm.Delta) {
+		if denied != nil {
+			return
+		}
+		if len(hooks) > 0 {
+			failed, pd, den := runDeltaHooks(sctx, hooks, index, in, d)
+			out.Deltas, denied = append(out.Deltas, failed...), den
+			if denied != nil {
+				cut()
+				return
+			} else if pd == nil {
+				return
+			}
+			d = *pd
+		}
 		size += len(d.Text) + len(d.ID) + len(d.Name)
 		out.Deltas = append(out.Deltas, d)
 	})
 	endChat(span, resp, err)
-	if err != nil {
-		return ModelCallOutput{}, providerError(err)
-	}
 	if size > maxDeltaBytes {
 		out.Deltas = nil
+	}
+	if denied != nil { // the workflow's proxy of the guard cuts the turn off at this delta; the response is never used
+		out.Deltas, out.Response = append(out.Deltas, *denied), &llm.Response{}
+		return out, nil
+	}
+	if err != nil {
+		return ModelCallOutput{}, providerError(err)
 	}
 	out.Response = resp
 	for _, c := range resp.Message.ToolUses() {

@@ -5,6 +5,7 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -194,6 +195,121 @@ func (c *Client) RunStages(ctx context.Context, spec Spec, file string, source [
 func (c *Client) End(ctx context.Context, sessionID string) error {
 	if err := c.c.SignalWorkflow(ctx, WorkflowID(sessionID), "", EndSignal, nil); err != nil {
 		return fmt.Errorf("durable: session %s: end: %w", sessionID, err)
+	}
+	return nil
+}
+
+// StageLoopEvent is one event of a stage execution's loop (a message, a
+// tool call), with the stage's name.
+type StageLoopEvent struct {
+	Stage string
+	Event event.Event
+}
+
+// StagesWatch reads the events of a session's stage workflow as it runs
+// (Client.WatchStages): what `strata workflow run` prints in process.
+// Not safe for concurrent use.
+type StagesWatch struct {
+	c        *Client
+	id       string
+	parent   int
+	cursors  map[string]*StageCursor
+	drained  map[string]bool // ended children whose last events were read
+	children []StageChild
+}
+
+// WatchStages returns a watch of session sessionID's stage workflow,
+// starting at its first event.
+func (c *Client) WatchStages(sessionID string) *StagesWatch {
+	return &StagesWatch{c: c, id: sessionID, cursors: map[string]*StageCursor{}, drained: map[string]bool{}}
+}
+
+// Next returns the audit events (the parent's and every stage
+// execution's, ordered by time) and the stages' loop events that arrived
+// since the last call. It fails when the parent's query fails (a workflow
+// that has not started, no worker to answer); a stage execution whose
+// query fails (its child workflow has not run yet) is asked again by the
+// next call.
+func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, error) {
+	v, err := w.c.c.QueryWorkflow(ctx, stagesID(w.id), "", StagesQuery, w.parent)
+	if err != nil {
+		return nil, nil, fmt.Errorf("durable: session %s: query the stage workflow's progress: %w", w.id, err)
+	}
+	var p StagesProgress
+	if err := v.Get(&p); err != nil {
+		return nil, nil, fmt.Errorf("durable: session %s: decode the stage workflow's progress: %w", w.id, err)
+	}
+	audit := p.Events
+	w.parent += len(p.Events)
+	w.children = p.Children
+	var loop []StageLoopEvent
+	for _, ch := range p.Children {
+		if w.drained[ch.ID] {
+			continue
+		}
+		cur := w.cursors[ch.ID]
+		if cur == nil {
+			cur = &StageCursor{}
+			w.cursors[ch.ID] = cur
+		}
+		v, err := w.c.c.QueryWorkflow(ctx, ch.ID, "", StageEventsQuery, *cur)
+		var evs StageEvents
+		if err == nil {
+			err = v.Get(&evs)
+		}
+		if err != nil { // a child that has not run yet: its events come with a later call
+			continue
+		}
+		cur.Audit += len(evs.Audit)
+		cur.Loop += len(evs.Loop)
+		w.drained[ch.ID] = ch.Done && len(evs.Audit) < MaxEventsPerQuery && len(evs.Loop) < MaxEventsPerQuery
+		audit = append(audit, evs.Audit...)
+		for _, e := range evs.Loop {
+			loop = append(loop, StageLoopEvent{Stage: ch.Stage, Event: e})
+		}
+	}
+	slices.SortStableFunc(audit, func(a, b sm.Event) int { return a.Time.Compare(b.Time) })
+	return audit, loop, nil
+}
+
+// PendingGrant is a stage's grantStageTool interaction waiting for a
+// person (Spec.StageGrants): the stage execution's child workflow and
+// the request.
+type PendingGrant struct {
+	Child   StageChild
+	Request sm.GrantRequest
+}
+
+// Pending returns the grant interactions waiting in the running stage
+// executions the last Next saw.
+func (w *StagesWatch) Pending(ctx context.Context) []PendingGrant {
+	var out []PendingGrant
+	for _, ch := range w.children {
+		if ch.Done {
+			continue
+		}
+		v, err := w.c.c.QueryWorkflow(ctx, ch.ID, "", PendingGrantQuery)
+		var r *sm.GrantRequest
+		if err == nil {
+			err = v.Get(&r)
+		}
+		if err == nil && r != nil { // (a child that has not run yet cannot answer)
+			out = append(out, PendingGrant{Child: ch, Request: *r})
+		}
+	}
+	return out
+}
+
+// Grant answers the pending grant g (GrantUpdate on its stage's child
+// workflow). It fails when the grant is no longer pending.
+func (w *StagesWatch) Grant(ctx context.Context, g PendingGrant, ans sm.GrantAnswer) error {
+	h, err := w.c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: g.Child.ID, UpdateName: GrantUpdate,
+		Args: []any{Grant{ID: g.Request.Call.ID, Answer: ans}}, WaitForStage: client.WorkflowUpdateStageCompleted})
+	if err == nil {
+		err = h.Get(ctx, nil)
+	}
+	if err != nil {
+		return fmt.Errorf("durable: session %s: grant %s to stage %s: %w", w.id, g.Request.Call.Name, g.Child.Stage, err)
 	}
 	return nil
 }

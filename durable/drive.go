@@ -13,6 +13,7 @@ import (
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
+	"github.com/strata-agent/strata/tool"
 )
 
 // Timeouts and retry bounds of the activities (docs/durable.md, "delivery
@@ -38,6 +39,10 @@ const (
 type ModelCallInput struct {
 	Spec    Spec         `json:"spec"`
 	Request *llm.Request `json:"request"`
+	// CorrelationID and Turn are the request's, for the delta hooks the
+	// worker runs (agent.Payload).
+	CorrelationID string       `json:"correlation_id,omitempty"`
+	Turn          event.TurnID `json:"turn"`
 }
 
 // ModelCallOutput is the model-call activity's result: the response, the
@@ -86,6 +91,8 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 	if r.broken != nil {
 		return PromptResult{}, r.broken
 	}
+	r.carried.ctx = ctx // the carried callbacks block this prompt's coroutine (carry.go)
+
 	if r.modeChanged { // SetMode: the next prompt runs in the new mode, as in process
 		r.modeChanged = false
 		if err := r.build(ctx); err != nil {
@@ -93,8 +100,28 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 		}
 	}
 	bg := context.Background() // the engine's context: no hooks run in workflow code
-	step := r.eng.Start(bg, r.st, in.Text, in.Attachments)
-	var recErr error // the first record that failed: the prompt goes on, and reports it
+	var recErr error           // the first record that failed: the prompt goes on, and reports it
+	step := r.drive(ctx, r.eng.Start(bg, r.st, in.Text, in.Attachments), func() {
+		if err := r.record(ctx, r.turnsEnded()); err != nil && recErr == nil {
+			recErr = err
+		}
+	})
+	res := PromptResult{Result: step.Result, Error: stepError(step.Err)}
+	if err := r.record(ctx, len(r.events)); err != nil && recErr == nil {
+		recErr = err
+	}
+	if recErr != nil && res.Error == nil {
+		res.Error = &agent.StepError{Text: recErr.Error()}
+	}
+	return res, nil
+}
+
+// drive carries out the engine's steps from step on until the loop ends
+// and returns the StepDone: each model call and each tool call an
+// activity (a local tool's call in workflow code), each approval awaited;
+// after is called after every step.
+func (r *driver) drive(ctx workflow.Context, step agent.Step, after func()) agent.Step {
+	bg := context.Background()
 	for step.Kind != agent.StepDone {
 		switch step.Kind {
 		case agent.StepSend:
@@ -104,18 +131,9 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 		case agent.StepRunTool:
 			step = r.eng.ToolDone(bg, r.st, r.runTool(ctx, step))
 		}
-		if err := r.record(ctx, r.turnsEnded()); err != nil && recErr == nil {
-			recErr = err
-		}
+		after()
 	}
-	res := PromptResult{Result: step.Result, Error: stepError(step.Err)}
-	if err := r.record(ctx, len(r.events)); err != nil && recErr == nil {
-		recErr = err
-	}
-	if recErr != nil && res.Error == nil {
-		res.Error = &agent.StepError{Text: recErr.Error()}
-	}
-	return res, nil
+	return step
 }
 
 // turnsEnded returns the index just past the last TurnEnd event: the
@@ -137,7 +155,7 @@ func (r *sessionRun) turnsEnded() int {
 // remembered for the call's tool run (tool.Env.PersonApproved) and "allow
 // always" for its tool, and the engine hears "once", so its own always
 // never covers a person-only call.
-func (r *sessionRun) approve(ctx workflow.Context, step agent.Step) agent.Step {
+func (r *driver) approve(ctx workflow.Context, step agent.Step) agent.Step {
 	bg := context.Background()
 	call := step.Approval.Call
 	person := r.verdicts[call.ID].Person
@@ -163,7 +181,7 @@ func (r *sessionRun) approve(ctx workflow.Context, step agent.Step) agent.Step {
 
 // send runs a StepSend as the model-call activity: retried per provider
 // error class (the activity marks which errors retry and after how long).
-func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
+func (r *driver) send(ctx workflow.Context, step agent.Step) agent.Step {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{
 		StartToCloseTimeout: ModelCallTimeout, HeartbeatTimeout: r.heartbeat(), // a lost worker is noticed as soon as in a tool call
 		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: MaxRetryDelay,
@@ -171,7 +189,7 @@ func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
 	})
 	var out ModelCallOutput
 	bg := context.Background()
-	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request}).Get(ctx, &out)
+	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request, CorrelationID: step.CorrelationID, Turn: step.Turn}).Get(ctx, &out)
 	if err != nil {
 		return r.eng.Responded(bg, r.st, nil, activityCause(err))
 	}
@@ -182,7 +200,7 @@ func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
 		r.verdicts[id] = v
 	}
 	for _, c := range out.Response.Message.ToolUses() {
-		if v, ok := out.Verdicts[c.ID]; ok {
+		if v, ok := out.Verdicts[c.ID]; ok && r.local[c.Name] == nil { // the worker does not know the local tools
 			r.allowed[c.Name] = v.Allowed
 		}
 	}
@@ -201,8 +219,11 @@ func (r *sessionRun) send(ctx workflow.Context, step agent.Step) agent.Step {
 // each its own activity ("<id>#2", …), a second after the last, so every
 // attempt is in the history (and the SDK's test environment, which does
 // not retry a timed-out attempt, runs them too).
-func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOutput {
+func (r *driver) runTool(ctx workflow.Context, step agent.Step) agent.ToolOutput {
 	call := *step.Call
+	if r.local[call.Name] != nil { // pure: run here, recorded by the history's determinism
+		return agent.ToolOutput{Result: r.reg.Execute(context.Background(), &tool.Env{CallID: call.ID}, call)}
+	}
 	tr := r.traits[call.Name]
 	attempts := 1
 	if tr.Retryable() {
@@ -261,7 +282,7 @@ func (r *sessionRun) runTool(ctx workflow.Context, step agent.Step) agent.ToolOu
 }
 
 // heartbeat is the heartbeat timeout of model and tool calls.
-func (r *sessionRun) heartbeat() time.Duration {
+func (r *driver) heartbeat() time.Duration {
 	if r.in.Spec.ToolHeartbeat > 0 {
 		return r.in.Spec.ToolHeartbeat
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -14,6 +15,7 @@ import (
 	"go.temporal.io/api/temporalproto"
 	"go.temporal.io/sdk/client"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/temporaltest"
 	"github.com/strata-agent/strata/llm"
@@ -79,10 +81,28 @@ func TestRecordHistories(t *testing.T) {
 				return nil
 			}},
 	}
+	// A session whose worker callbacks are carried (carry.go): a
+	// program's hooks at every stage but tool_call, the tiered layout's
+	// repository context (Gather) and before/after turn callbacks.
+	runs = append(runs, runs[0])
+	runs[len(runs)-1].name, runs[len(runs)-1].spec = "carried", Spec{SessionID: "rec-carried"}
+	runs[len(runs)-1].m = script(t, bash("toolu_r1", "echo carried"), []llm.Block{llm.TextBlock("Carried.")})
+	runs[len(runs)-1].run = func(ctx context.Context, cl *Client, id string) error {
+		_, err := cl.Prompt(ctx, id, "Run it.")
+		return err
+	}
+	opts := map[string]func(o *strata.Options){"carried": func(o *strata.Options) {
+		o.Layout, o.DisableRepoContext, o.Hooks = "tiered", false, programHooks()
+		o.BeforeTurn = func(context.Context, agent.TurnInfo) error { return nil }
+		o.AfterTurn = func(context.Context, agent.TurnRecord) {}
+	}}
 	for _, r := range runs {
 		o := options(dir, r.m, session.NewMemory())
 		if r.spec.Mode != "" {
 			o.Mode = r.spec.Mode
+		}
+		if f := opts[r.name]; f != nil {
+			f(&o)
 		}
 		startWorker(t, c, queue+"-"+r.name, WorkerOptions{Options: o})
 		cl := NewClient(c, queue+"-"+r.name)
@@ -104,14 +124,16 @@ func TestRecordHistories(t *testing.T) {
 		cancel()
 	}
 
-	// A stage workflow: the parent's history and its first child's.
+	// A stage workflow: the parent's history and the child of the
+	// review_correctness stage (its loop's model calls and fs_read call as
+	// activities between the begin- and finish-stage activities).
 	ctx, cancel := context.WithTimeout(t.Context(), time.Minute)
 	defer cancel()
 	id := runReviewStages(ctx, t, c, queue+"-stages", dir, "rec-stages")
 	parent := histories(ctx, t, c, stagesID(id))
 	var child string
 	for _, e := range parent[0].Events {
-		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && child == "" {
+		if a := e.GetStartChildWorkflowExecutionInitiatedEventAttributes(); a != nil && strings.Contains(a.GetWorkflowId(), "/review_correctness/") {
 			child = a.GetWorkflowId()
 		}
 	}

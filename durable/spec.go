@@ -12,8 +12,6 @@ package durable
 
 import (
 	"encoding/json"
-	"fmt"
-	"strings"
 	"time"
 
 	"github.com/strata-agent/strata"
@@ -97,6 +95,12 @@ type Spec struct {
 	// worker silent that long is taken as lost (0 = ToolHeartbeat). Running
 	// calls heartbeat four times per timeout.
 	ToolHeartbeat time.Duration `json:"tool_heartbeat,omitempty"`
+	// StageGrants says a person answers the grantStageTool interactions
+	// of a stage workflow's stages (a call outside a stage's allowedTools
+	// that no token covers): the stage waits for the GrantUpdate of its
+	// child workflow (StagesWatch.Pending, StagesWatch.Grant). false = no
+	// interactor: such calls are blocked as GrantDenied at once.
+	StageGrants bool `json:"stage_grants,omitempty"`
 }
 
 // MaxEventsPerQuery bounds the events one EventsQuery returns, so its
@@ -110,7 +114,7 @@ const DefaultPromptsPerRun = 20
 // workspace a worker opens (the session id and title do not).
 func (s Spec) key() string {
 	k := s
-	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat = "", "", 0, 0, 0
+	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat, k.StageGrants = "", "", 0, 0, 0, false
 	b, _ := json.Marshal(k)
 	return string(b)
 }
@@ -171,16 +175,28 @@ type Blueprint struct {
 	Mode             agent.Mode `json:"mode"`
 	ContextWindow    int        `json:"context_window"`
 	// Compaction is the compaction policy's thresholds when the workspace
-	// has one the workflow can run (no tl;dr summariser, the default token
-	// counter); nil = none.
+	// has one the workflow can run (any but one with its own token
+	// counter); nil = none. Summarize says its tl;drs are written
+	// (SummarizeActivity).
 	Compaction *Compaction `json:"compaction,omitempty"`
+	Summarize  bool        `json:"summarize,omitempty"`
+	// Hooks are the worker's hooks the workflow runs through HookActivity
+	// (all but tool_call's); HookStates are the stateful ones' states by
+	// index (decimal), as the session's last call left them (carried over
+	// a continue-as-new with the Blueprint).
+	Hooks      []HookBlueprint            `json:"hooks,omitempty"`
+	HookStates map[string]json.RawMessage `json:"hook_states,omitempty"`
+	// Gather, BeforeTurn and AfterTurn say the worker's Config has them
+	// (GatherActivity, TurnActivity).
+	Gather     bool `json:"gather,omitempty"`
+	BeforeTurn bool `json:"before_turn,omitempty"`
+	AfterTurn  bool `json:"after_turn,omitempty"`
 	// State is the session's loop state when the workflow started (a new
 	// session's is empty; a resumed one's carries its history).
 	State agent.State `json:"state"`
 	// NotCarried names the parts of the worker's Config the workflow
-	// cannot run (hooks, Gather, compaction's summariser, before/after
-	// turn callbacks): announced as a Progress event when the session
-	// starts.
+	// cannot run (a token counter of its own): announced as a Progress
+	// event when the session starts.
 	NotCarried []string `json:"not_carried,omitempty"`
 }
 
@@ -222,27 +238,16 @@ func blueprint(id string, cfg agent.Config, st agent.State) Blueprint {
 			Allowed: cfg.AllowedTool == nil || cfg.AllowedTool(sp.Name)})
 	}
 	var nc []string
-	var names []string
-	for _, h := range cfg.Hooks {
-		if h.Stage != agent.StageToolCall { // tool_call hooks run on the worker with the call
-			names = append(names, fmt.Sprintf("%s (%s %s)", h.Name, h.Stage, h.Phase))
-		}
+	b.Hooks = hookBlueprints(cfg)
+	b.Gather, b.BeforeTurn, b.AfterTurn = cfg.Gather != nil, cfg.BeforeTurn != nil, cfg.AfterTurn != nil
+	if p := cfg.Compaction; carriedCompaction(p) {
+		b.Compaction = &Compaction{p.ChunkMinMessages, p.ChunkMinTokens, p.KeepMinMessages, p.KeepMinTokens}
+		b.Summarize = p.Summarize != nil
+	} else if p != nil {
+		nc = append(nc, "compaction with its own token counter")
 	}
-	if len(names) > 0 {
-		nc = append(nc, "hooks "+strings.Join(names, ", "))
-	}
-	if cfg.Gather != nil {
-		nc = append(nc, "the repository context (Gather: file tree, symbol map, reminder)")
-	}
-	if p := cfg.Compaction; p != nil {
-		if p.Summarize != nil || p.Counter != nil {
-			nc = append(nc, "compaction with a tl;dr summariser or its own token counter")
-		} else {
-			b.Compaction = &Compaction{p.ChunkMinMessages, p.ChunkMinTokens, p.KeepMinMessages, p.KeepMinTokens}
-		}
-	}
-	if cfg.BeforeTurn != nil || cfg.AfterTurn != nil {
-		nc = append(nc, "the before_turn/after_turn callbacks")
+	if cfg.Counter != nil {
+		nc = append(nc, "the context-window check's own token counter (Config.Counter)")
 	}
 	b.NotCarried = nc
 	return b

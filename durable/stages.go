@@ -27,7 +27,8 @@ const (
 	StageWorkflowName = "strata.Stage"
 	// Activity type names.
 	BeginStagesActivity = "strata.BeginStages"
-	RunStageActivity    = "strata.RunStage"
+	BeginStageActivity  = "strata.BeginStage"
+	FinishStageActivity = "strata.FinishStage"
 	SaveStagesActivity  = "strata.SaveStages"
 	// StagesIDPrefix prefixes a stage workflow's id: "strata-stages-S"
 	// runs in session S.
@@ -61,12 +62,42 @@ type StageResult struct {
 	State   *sm.State `json:"state"`
 }
 
+// StagesQuery is the parent stage workflow's query (argument: the index
+// of the first event wanted) returning its StagesProgress.
+const StagesQuery = "stages"
+
+// StagesProgress is what StagesQuery returns: the parent's own audit
+// events from the index asked on (SessionTurnStart and SessionTurnEnd
+// around each entry, WorkflowExit), at most MaxEventsPerQuery, and every
+// stage execution's child workflow started so far, in order (its events:
+// StageEventsQuery).
+type StagesProgress struct {
+	Events   []sm.Event   `json:"events,omitempty"`
+	Children []StageChild `json:"children,omitempty"`
+}
+
+// StageChild names one stage execution's child workflow; Done says it
+// ended.
+type StageChild struct {
+	ID    string `json:"id"`
+	Stage string `json:"stage"`
+	Group string `json:"group,omitempty"`
+	Done  bool   `json:"done,omitempty"`
+}
+
 // stagesRun is one run of the parent stage workflow.
 type stagesRun struct {
 	in       StagesInput
 	def      *sm.Definition
 	st       *sm.State
-	children int
+	children []StageChild
+	audit    []sm.Event
+}
+
+// emit adds a parent audit event, dated by workflow time.
+func (r *stagesRun) emit(ctx workflow.Context, e sm.Event) {
+	e.Time, e.Workflow = workflow.Now(ctx), r.st.Workflow
+	r.audit = append(r.audit, e)
 }
 
 // StagesWorkflow runs a stage workflow (package workflow) on Temporal: the
@@ -78,6 +109,16 @@ type stagesRun struct {
 // outcome is fail returns it too (State.Outcome says so).
 func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	r := &stagesRun{in: in}
+	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after int) (StagesProgress, error) {
+		p := StagesProgress{Children: r.children}
+		if after >= 0 && after < len(r.audit) {
+			p.Events = r.audit[after:min(len(r.audit), after+MaxEventsPerQuery)]
+		}
+		return p, nil
+	})
+	if err != nil {
+		return nil, err
+	}
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
 	if err := workflow.ExecuteActivity(actx, BeginStagesActivity, in).Get(ctx, &r.st); err != nil {
@@ -108,14 +149,18 @@ func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 			return r.st, fmt.Errorf("durable: stage workflow %s: the state names stage %q, which the definition does not have", d.Name, entry)
 		}
 		var outcome string
+		r.emit(ctx, sm.Event{Kind: sm.SessionTurnStart, Stage: e.Name})
 		if e.IsGroup() {
 			outcome, err = r.group(ctx, e)
 		} else {
 			outcome, err = r.execute(ctx, e.Name, "")
 		}
 		if err != nil {
+			r.emit(ctx, sm.Event{Kind: sm.SessionTurnEnd, Stage: e.Name, Outcome: sm.Cancelled})
+			r.emit(ctx, sm.Event{Kind: sm.WorkflowExit, Outcome: sm.Cancelled, Reason: err.Error()})
 			return r.st, err
 		}
+		r.emit(ctx, sm.Event{Kind: sm.SessionTurnEnd, Stage: e.Name, Outcome: outcome})
 		if _, err := sm.Advance(d, r.st, entry, outcome); err != nil {
 			return r.st, err
 		}
@@ -123,14 +168,17 @@ func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 			return r.st, err
 		}
 	}
+	r.emit(ctx, sm.Event{Kind: sm.WorkflowExit, Outcome: r.st.Outcome})
 	return r.st, nil
 }
 
 // execute runs one execution of stage as a child workflow and takes its
 // slot, attempt count and retries into the state.
 func (r *stagesRun) execute(ctx workflow.Context, stage, group string) (string, error) {
-	r.children++
-	id := fmt.Sprintf("%s/%s/%d", stagesID(r.in.Spec.SessionID), stage, r.children) // from the input: the same on every replay
+	id := fmt.Sprintf("%s/%s/%d", stagesID(r.in.Spec.SessionID), stage, len(r.children)+1) // from the input: the same on every replay
+	r.children = append(r.children, StageChild{ID: id, Stage: stage, Group: group})
+	i := len(r.children) - 1
+	defer func() { r.children[i].Done = true }()
 	cctx := workflow.WithChildOptions(ctx, workflow.ChildWorkflowOptions{WorkflowID: id, WaitForCancellation: true,
 		ParentClosePolicy: enumspb.PARENT_CLOSE_POLICY_REQUEST_CANCEL})
 	var res StageResult
@@ -223,19 +271,6 @@ func (r *stagesRun) save(ctx workflow.Context) error {
 	return workflow.ExecuteActivity(actx, SaveStagesActivity, StageInput{Spec: r.in.Spec, State: r.st}).Get(actx, nil)
 }
 
-// StageWorkflow is the child workflow of one stage execution: the
-// RunStage activity on a worker, heartbeating, cancelled with the parent.
-// A lost worker runs the stage again from its start, as `strata workflow
-// resume` does for a stage that did not reach Exit.
-func StageWorkflow(ctx workflow.Context, in StageInput) (StageResult, error) {
-	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 24 * time.Hour,
-		HeartbeatTimeout: heartbeatOf(in.Spec), WaitForCancellation: true,
-		RetryPolicy: &temporal.RetryPolicy{InitialInterval: time.Second, BackoffCoefficient: 2, MaximumInterval: time.Minute, MaximumAttempts: 5}})
-	var res StageResult
-	err := workflow.ExecuteActivity(actx, RunStageActivity, in).Get(ctx, &res)
-	return res, err
-}
-
 // heartbeatOf is the heartbeat timeout spec asks for.
 func heartbeatOf(spec Spec) time.Duration {
 	if spec.ToolHeartbeat > 0 {
@@ -279,43 +314,22 @@ func (a *Activities) SaveStages(ctx context.Context, in StageInput) error {
 	return sm.SaveState(ctx, o.ws.Store(), in.Spec.SessionID, in.State)
 }
 
-// RunStage runs one stage execution on this worker (workflow.RunStage) on
-// a fork of the session, which the stage executions running on this
-// worker share: the session's writer lease allows one holder, so a
-// sibling on another worker waits (its attempt fails as busy and is
-// retried) until this worker's stages of the session are done.
-func (a *Activities) RunStage(ctx context.Context, in StageInput) (StageResult, error) {
-	o, err := a.workspace(ctx, in.Spec)
-	if err != nil {
-		return StageResult{}, err
-	}
-	sh, release, err := a.stageSession(ctx, o, in.Spec.SessionID)
-	if err != nil {
-		return StageResult{}, err
-	}
-	defer release()
-	stop := heartbeat(ctx, func() any { return in.Stage })
-	defer stop()
-	outcome, st, err := sm.RunStage(ctx, o.ws, sh.s, in.State, in.Stage, in.Group, sm.Options{}, &sh.forks)
-	switch {
-	case err != nil && ctx.Err() != nil:
-		return StageResult{}, temporal.NewCanceledError(fmt.Sprintf("durable: stage %s was cancelled", in.Stage))
-	case err != nil:
-		return StageResult{}, temporal.NewNonRetryableApplicationError(err.Error(), "stage", err)
-	}
-	return StageResult{Outcome: outcome, State: st}, nil
-}
-
-// shared is a session the stage executions on this worker share.
+// shared is a stored session the stage activities running on this worker
+// at the same time share (the begin-stage activity reads a fork's
+// blueprint from it, a judge forks it): opening it holds the session's
+// writer lease, which allows one holder, so stage activities on other
+// workers retry until this worker's are done. The lease is held only for
+// those activities, not while a stage's loop runs, so sibling stages run
+// on any workers.
 type shared struct {
 	s     *strata.Session
 	refs  int
 	forks sync.Mutex // one Fork of s at a time, across the stages sharing it
 }
 
-// stageSession returns the worker's open Session of id (opening it holds
-// the session's writer lease) and a release that closes it after its last
-// user. A session another process holds is a retryable error.
+// stageSession returns the worker's open Session of id (see shared) and a
+// release that closes it after its last user. A session another process
+// holds is a retryable error.
 func (a *Activities) stageSession(ctx context.Context, o *opened, id string) (*shared, func(), error) {
 	a.smu.Lock()
 	defer a.smu.Unlock()

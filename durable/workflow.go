@@ -40,31 +40,60 @@ type SessionInput struct {
 	IDs       int `json:"ids,omitempty"`
 }
 
-// sessionRun is one run of the session workflow: the engine, its state and
-// what the handlers share. Workflow code: no clock but workflow.Now, no
+// driver drives agent.Engine's steps from workflow code: the engine built
+// from a Blueprint, its state, and what the steps share (verdicts, tool
+// traits, approvals). The session workflow and a stage's child workflow
+// drive their loops with it, so both run the same model-call, tool-call
+// and approval steps. Workflow code: no clock but workflow.Now, no
 // random, no I/O (docs/durable.md, "determinism").
+type driver struct {
+	in       SessionInput
+	seed     string // the id sequence's seed: the same in every replay
+	bp       Blueprint
+	eng      *agent.Engine
+	st       *agent.State
+	queue    *agent.Queue
+	events   []event.Event
+	allowed  map[string]bool
+	traits   map[string]tool.Traits
+	verdicts map[string]Verdict // by tool_use id, from the model-call activity
+	used     map[string]int     // activity ids used, for repeated tool_use ids
+	ids      int
+	pending  *agent.ApprovalRequest
+	answer   *Approval
+	always   map[string]bool // tools a person allowed always
+	personOK map[string]bool // tool_use ids a person approved
+	// local are tools whose calls run in workflow code, not as activities
+	// (a stage's completion tool: pure validation); reg holds them.
+	local map[string]tool.Tool
+	reg   *tool.Registry
+	// extend adds what the driver's loop sets for itself to the engine's
+	// Config (a stage's authority and manifest hook), after the carried
+	// callbacks.
+	extend  func(*agent.Config)
+	carried *carried // the worker's callbacks as activities (carry.go)
+}
+
+// newDriver returns a driver of in's loop whose ids come from seed.
+func newDriver(in SessionInput, seed string) driver {
+	d := driver{in: in, seed: seed, queue: &agent.Queue{}, ids: in.IDs, verdicts: map[string]Verdict{}, used: map[string]int{},
+		always: map[string]bool{}, personOK: map[string]bool{}}
+	for name, ok := range in.Always {
+		d.always[name] = ok
+	}
+	return d
+}
+
+// sessionRun is one run of the session workflow: its driver and what the
+// handlers share.
 type sessionRun struct {
-	in          SessionInput
-	bp          Blueprint
-	eng         *agent.Engine
-	st          *agent.State
-	queue       *agent.Queue
-	events      []event.Event
+	driver
 	recorded    int // events[:recorded] are in the worker's session store
-	allowed     map[string]bool
-	traits      map[string]tool.Traits
-	verdicts    map[string]Verdict // by tool_use id, from the model-call activity
-	used        map[string]int     // activity ids used, for repeated tool_use ids
-	ids         int
 	running     bool
 	prompts     int
-	pending     *agent.ApprovalRequest
-	answer      *Approval
 	ended       bool
-	broken      error           // why the run cannot serve prompts (a failed Prepare)
-	modeChanged bool            // a mode update came: the next prompt rebuilds the engine
-	always      map[string]bool // tools a person allowed always
-	personOK    map[string]bool // tool_use ids a person approved
+	broken      error // why the run cannot serve prompts (a failed Prepare)
+	modeChanged bool  // a mode update came: the next prompt rebuilds the engine
 }
 
 // SessionWorkflow is the session workflow (registered as
@@ -75,11 +104,7 @@ type sessionRun struct {
 // when ended, a continue-as-new error, or the error that stopped it (a
 // failed Prepare names the spec's workspace).
 func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
-	r := &sessionRun{in: in, queue: &agent.Queue{}, ids: in.IDs, verdicts: map[string]Verdict{}, used: map[string]int{},
-		always: map[string]bool{}, personOK: map[string]bool{}}
-	for name, ok := range in.Always {
-		r.always[name] = ok
-	}
+	r := &sessionRun{driver: newDriver(in, WorkflowID(in.Spec.SessionID))} // from the input, not the execution: the same in every replay
 	if err := r.handlers(ctx); err != nil {
 		return err
 	}
@@ -149,11 +174,11 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 	return workflow.NewContinueAsNewError(ctx, SessionWorkflowName, next)
 }
 
-// build makes the run's engine from the blueprint: a fresh layout
-// instance, spec-only tools, the worker's verdicts for the authority
-// stack, ids from a sequence seeded by the session's workflow id and
-// workflow time.
-func (r *sessionRun) build(ctx workflow.Context) error {
+// build makes the driver's engine from the blueprint: a fresh layout
+// instance, spec-only tools (the local ones runnable), the worker's
+// verdicts for the authority stack, ids from the driver's seeded sequence
+// and workflow time.
+func (r *driver) build(ctx workflow.Context) error {
 	bp := r.bp
 	layout, err := prompt.Lookup(bp.Layout)
 	if err != nil {
@@ -162,14 +187,19 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 	r.allowed, r.traits = map[string]bool{}, map[string]tool.Traits{}
 	var tools []tool.Tool
 	for _, t := range bp.Tools {
-		tools = append(tools, specTool{spec: t.Spec, traits: t.Traits})
+		if lt, ok := r.local[t.Spec.Name]; ok {
+			tools = append(tools, lt)
+		} else {
+			tools = append(tools, specTool{spec: t.Spec, traits: t.Traits})
+		}
 		r.allowed[t.Spec.Name], r.traits[t.Spec.Name] = t.Allowed, t.Traits
 	}
 	bus := event.NewBus()
 	bus.SubscribeSync(func(e event.Event) { r.events = append(r.events, e) })
-	seed := WorkflowID(r.in.Spec.SessionID) // from the input, not the execution: the same in every replay
+	seed := r.seed
+	r.reg = tool.NewRegistry(tools...)
 	cfg := agent.Config{
-		Provider: stubProvider{name: bp.Provider, api: bp.API}, Layout: layout, Tools: tool.NewRegistry(tools...),
+		Provider: stubProvider{name: bp.Provider, api: bp.API}, Layout: layout, Tools: r.reg,
 		Model: bp.Model, Params: bp.Params, Context: bp.Context, MaxTurns: bp.MaxTurns, MaxSessionTokens: bp.MaxSessionTokens,
 		Mode: bp.Mode, ContextWindow: bp.ContextWindow, Bus: bus, Compaction: bp.Compaction.policy(),
 		Now: func() time.Time { return workflow.Now(ctx) },
@@ -199,6 +229,10 @@ func (r *sessionRun) build(ctx workflow.Context) error {
 		st = *r.in.State
 	}
 	cfg.ConversationID = st.ConversationID
+	r.carry(ctx, &cfg)
+	if r.extend != nil {
+		r.extend(&cfg)
+	}
 	if r.eng, err = agent.NewEngine(cfg, r.queue); err != nil {
 		return temporal.NewNonRetryableApplicationError(fmt.Sprintf("durable: session %s: build the engine: %v", bp.SessionID, err), "config", err)
 	}
@@ -287,7 +321,7 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 }
 
 // emit adds a workflow-made event to the log, dated by workflow time.
-func (r *sessionRun) emit(ctx workflow.Context, e event.Event) {
+func (r *driver) emit(ctx workflow.Context, e event.Event) {
 	e.Time = workflow.Now(ctx)
 	e.Seq = int64(len(r.events) + 1)
 	r.events = append(r.events, e)

@@ -61,12 +61,12 @@ func (r *runner) shell(ctx context.Context, command string) (bool, string, error
 // cap hit, or the model stopped without calling the completion tool), or
 // when a command or the judge does not pass, the outcome is retry while
 // the stage's retry budget lasts, then fail.
-func (r *runner) assert(ctx context.Context, s *Stage, sc *StageContext, a *act) (string, string, error) {
+func (r *runner) assert(ctx context.Context, s *Stage, sc *StageContext, a *Acted) (string, string, error) {
 	var why string
 	switch {
-	case a.completion == nil && a.capHit:
+	case a.Completion == nil && a.CapHit:
 		why = fmt.Sprintf("the turn cap was hit (capHit) before %s was called", CompletionTool)
-	case a.completion == nil:
+	case a.Completion == nil:
 		why = fmt.Sprintf("the stage ended without calling %s", CompletionTool)
 	}
 	if why == "" && s.Assert != nil && s.Assert.Command != "" {
@@ -107,7 +107,7 @@ type verdict struct {
 
 // judge asks the model, on a fork of its own with only the verdict tool,
 // whether the stage's result passes.
-func (r *runner) judge(ctx context.Context, s *Stage, sc *StageContext, a *act) (bool, string, error) {
+func (r *runner) judge(ctx context.Context, s *Stage, sc *StageContext, a *Acted) (bool, string, error) {
 	instr, err := render(s.judge, sc)
 	if err != nil {
 		return false, "", err
@@ -123,6 +123,9 @@ func (r *runner) judge(ctx context.Context, s *Stage, sc *StageContext, a *act) 
 		})
 	system := "You judge the result of a workflow stage. " + instr + "\nAnswer only by calling the verdict tool."
 	only := func(name string) bool { return name == "verdict" }
+	if r.sess == nil {
+		return false, "", fmt.Errorf("stage %s has a judge, which runs on a fork of the session, and no session was given", s.Name)
+	}
 	r.forkMu.Lock()
 	fork, err := r.sess.Fork(ctx, strata.ForkOptions{Overrides: agent.Overrides{System: &system, Tools: only, Extra: []tool.Tool{vt}, MaxTurns: 2,
 		Authority: func(llm.Block) (string, string) { return "workflow judge", "" }}})
@@ -131,7 +134,7 @@ func (r *runner) judge(ctx context.Context, s *Stage, sc *StageContext, a *act) 
 		return false, "", err
 	}
 	defer fork.Close()
-	msg := fmt.Sprintf("Stage %q handed back:\n%s\n\nIts last message:\n%s", s.Name, a.completion, lastText(a.transcript))
+	msg := fmt.Sprintf("Stage %q handed back:\n%s\n\nIts last message:\n%s", s.Name, a.Completion, lastText(a.Transcript))
 	if _, err := fork.Prompt(ctx, msg); err != nil && !errors.Is(err, agent.ErrMaxTurns) {
 		return false, "", err
 	}

@@ -90,7 +90,8 @@ func (e Event) String() string {
 	return line
 }
 
-// emit publishes e on the session's bus and to Options.OnEvent.
+// emit publishes e on the session's bus (when the runner has a session)
+// and to Options.OnEvent.
 func (r *runner) emit(ctx context.Context, e Event) {
 	e.Workflow, e.Time = r.def.Name, time.Now()
 	r.evMu.Lock()
@@ -102,5 +103,7 @@ func (r *runner) emit(ctx context.Context, e Event) {
 	if e.Tool != "" {
 		text = e.Tool + ": " + text
 	}
-	_ = r.sess.Emit(event.Event{Kind: e.Kind, Stage: e.Stage, Outcome: e.Outcome, Text: text})
+	if r.sess != nil {
+		_ = r.sess.Emit(event.Event{Kind: e.Kind, Stage: e.Stage, Outcome: e.Outcome, Text: text})
+	}
 }

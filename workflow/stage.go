@@ -21,11 +21,42 @@ import (
 // Act.
 const CompletionTool = "stage_complete"
 
-// act is what Act hands to Assert.
-type act struct {
-	completion json.RawMessage // nil when the completion tool did not run
-	capHit     bool
-	transcript []llm.Message
+// Begun is a stage execution after Setup, the check gate and Init
+// (BeginStage): what Act and Assert start from. It is plain JSON, so a
+// driver can run Act elsewhere (package durable: in a Temporal workflow).
+type Begun struct {
+	Stage   string `json:"stage"`
+	Group   string `json:"group,omitempty"`
+	Attempt int    `json:"attempt"`
+	// Context is the StageContext Setup populated (Assert's judge renders
+	// its instructions with it).
+	Context StageContext `json:"context"`
+	// System is the rendered body (Act's system prompt), Prompt the
+	// rendered prompt, TurnCap Act's continuation limit in rounds.
+	System  string `json:"system,omitempty"`
+	Prompt  string `json:"prompt,omitempty"`
+	TurnCap int    `json:"turn_cap,omitempty"`
+	// Exit is set when the check gate blocked the stage: Exit ran with
+	// outcome fail, and Act and Assert do not run.
+	Exit *Exited `json:"exit,omitempty"`
+	// Events are the audit events the steps emitted (BeginStage only).
+	Events []Event `json:"events,omitempty"`
+}
+
+// Acted is what Act hands to Assert: the completion tool's input (nil when
+// it did not run), whether the turn cap ended Act, and the stage-local
+// transcript (the fork's history).
+type Acted struct {
+	Completion json.RawMessage `json:"completion,omitempty"`
+	CapHit     bool            `json:"cap_hit,omitempty"`
+	Transcript []llm.Message   `json:"transcript,omitempty"`
+}
+
+// Exited is a stage execution after its Exit: the outcome and the state
+// with the stage's slot, attempt count and retries written.
+type Exited struct {
+	Outcome string `json:"outcome"`
+	State   *State `json:"state"`
 }
 
 // stage runs one stage execution: Setup, the check gate, Init, Act,
@@ -33,7 +64,42 @@ type act struct {
 // outcome; an error means the execution was cancelled (strict
 // cancellation, an interrupt) or could not run, and Exit did not run.
 func (r *runner) stage(ctx context.Context, s *Stage, group string) (string, error) {
-	// Setup: the StageContext.
+	b, err := r.begin(ctx, s, group)
+	if err != nil || b.Exit != nil {
+		return outcomeOf(b), err
+	}
+	a, err := r.act(ctx, s, b)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r.cancelled(ctx, s, group, b.Attempt, err)
+		}
+		return "", fmt.Errorf("workflow %s: stage %s: %w", r.def.Name, s.Name, err)
+	}
+	return r.finish(ctx, s, group, b, a)
+}
+
+func outcomeOf(b *Begun) string {
+	if b == nil || b.Exit == nil {
+		return ""
+	}
+	return b.Exit.Outcome
+}
+
+// cancelled emits StageCancelled for an execution that stops before Exit
+// and returns err.
+func (r *runner) cancelled(ctx context.Context, s *Stage, group string, attempt int, err error) (string, error) {
+	reason := err.Error()
+	if c := context.Cause(ctx); c != nil {
+		reason = c.Error()
+	}
+	r.emit(ctx, Event{Kind: StageCancelled, Stage: s.Name, Group: group, Attempt: attempt, Reason: reason})
+	return "", err
+}
+
+// begin is Setup (the StageContext, StageEntered), the check gate and Init
+// (the rendered body and prompt); a blocked gate runs Exit at once
+// (Begun.Exit).
+func (r *runner) begin(ctx context.Context, s *Stage, group string) (*Begun, error) {
 	r.stMu.Lock()
 	attempt := r.st.Attempts[s.Name] + 1
 	feedback := r.st.Feedback
@@ -42,24 +108,16 @@ func (r *runner) stage(ctx context.Context, s *Stage, group string) (string, err
 	}
 	inputs := maps.Clone(r.st.Inputs)
 	r.stMu.Unlock()
-	sc := &StageContext{Workflow: r.def.Name, Stage: s.Name, Attempt: attempt, Inputs: inputs, State: r.slots(), Feedback: feedback}
+	sc := StageContext{Workflow: r.def.Name, Stage: s.Name, Attempt: attempt, Inputs: inputs, State: r.slots(), Feedback: feedback}
+	b := &Begun{Stage: s.Name, Group: group, Attempt: attempt, Context: sc}
 	r.emit(ctx, Event{Kind: StageEntered, Stage: s.Name, Group: group, Attempt: attempt})
-	cancelled := func(err error) (string, error) {
-		reason := err.Error()
-		if c := context.Cause(ctx); c != nil {
-			reason = c.Error()
-		}
-		r.emit(ctx, Event{Kind: StageCancelled, Stage: s.Name, Group: group, Attempt: attempt, Reason: reason})
-		return "", err
-	}
-	// The check gate.
 	if s.Check != nil {
-		ok, why, err := r.checkGate(ctx, s, sc)
+		ok, why, err := r.checkGate(ctx, s, &sc)
 		if err != nil {
 			if ctx.Err() != nil {
-				return cancelled(err)
+				_, err = r.cancelled(ctx, s, group, attempt, err)
 			}
-			return "", err
+			return nil, err
 		}
 		res := Passed
 		if !ok {
@@ -67,47 +125,49 @@ func (r *runner) stage(ctx context.Context, s *Stage, group string) (string, err
 		}
 		r.emit(ctx, Event{Kind: StageCheckGateResult, Stage: s.Name, Group: group, Attempt: attempt, Outcome: res, Reason: why})
 		if !ok {
-			return r.exit(ctx, s, group, attempt, Slot{Outcome: Fail, Attempt: attempt, Reason: "check gate: " + why}), nil
+			o := r.exit(ctx, s, group, attempt, Slot{Outcome: Fail, Attempt: attempt, Reason: "check gate: " + why})
+			b.Exit = &Exited{Outcome: o, State: r.st}
+			return b, nil
 		}
 	}
 	// Init: render the body (the system prompt) and the prompt.
-	body, err := render(s.body, sc)
-	if err != nil {
-		return "", fmt.Errorf("workflow %s: stage %s: %w", r.def.Name, s.Name, err)
+	var err error
+	if b.System, err = render(s.body, &sc); err != nil {
+		return nil, fmt.Errorf("workflow %s: stage %s: %w", r.def.Name, s.Name, err)
 	}
-	text, err := render(s.prompt, sc)
-	if err != nil {
-		return "", fmt.Errorf("workflow %s: stage %s: %w", r.def.Name, s.Name, err)
+	if b.Prompt, err = render(s.prompt, &sc); err != nil {
+		return nil, fmt.Errorf("workflow %s: stage %s: %w", r.def.Name, s.Name, err)
 	}
-	if text == "" {
-		text = fmt.Sprintf("Carry out stage %q as your instructions say. When it is done, call %s with its result.", s.Name, CompletionTool)
+	if b.Prompt == "" {
+		b.Prompt = fmt.Sprintf("Carry out stage %q as your instructions say. When it is done, call %s with its result.", s.Name, CompletionTool)
 		if feedback != "" {
-			text += fmt.Sprintf("\n\nThis is attempt %d; the last one did not pass:\n%s", attempt, feedback)
+			b.Prompt += fmt.Sprintf("\n\nThis is attempt %d; the last one did not pass:\n%s", attempt, feedback)
 		}
 	}
-	// Act.
-	a, err := r.act(ctx, s, body, text)
-	if err != nil {
-		if ctx.Err() != nil {
-			return cancelled(err)
-		}
-		return "", fmt.Errorf("workflow %s: stage %s: %w", r.def.Name, s.Name, err)
+	b.TurnCap = s.TurnCap
+	if b.TurnCap == 0 {
+		b.TurnCap = DefaultTurnCap
 	}
-	// Assert.
-	outcome, reason, err := r.assert(ctx, s, sc, a)
+	return b, nil
+}
+
+// finish is Assert on what Act handed back, StageAssertOutcome, and Exit;
+// a cancellation between Assert and Exit leaves Exit out.
+func (r *runner) finish(ctx context.Context, s *Stage, group string, b *Begun, a *Acted) (string, error) {
+	outcome, reason, err := r.assert(ctx, s, &b.Context, a)
 	if err != nil {
 		if ctx.Err() != nil {
-			return cancelled(err)
+			return r.cancelled(ctx, s, group, b.Attempt, err)
 		}
 		return "", fmt.Errorf("workflow %s: stage %s: assert: %w", r.def.Name, s.Name, err)
 	}
-	r.emit(ctx, Event{Kind: StageAssertOutcome, Stage: s.Name, Group: group, Attempt: attempt, Outcome: outcome, CapHit: a.capHit,
-		Reason: reason, Completion: a.completion, Transcript: a.transcript})
+	r.emit(ctx, Event{Kind: StageAssertOutcome, Stage: s.Name, Group: group, Attempt: b.Attempt, Outcome: outcome, CapHit: a.CapHit,
+		Reason: reason, Completion: a.Completion, Transcript: a.Transcript})
 	if ctx.Err() != nil {
 		// Strict cancellation between Assert and Exit: Exit does not run.
-		return cancelled(ctx.Err())
+		return r.cancelled(ctx, s, group, b.Attempt, ctx.Err())
 	}
-	return r.exit(ctx, s, group, attempt, Slot{Outcome: outcome, Attempt: attempt, CapHit: a.capHit, Completion: a.completion, Reason: reason}), nil
+	return r.exit(ctx, s, group, b.Attempt, Slot{Outcome: outcome, Attempt: b.Attempt, CapHit: a.CapHit, Completion: a.Completion, Reason: reason}), nil
 }
 
 // exit is Exit: the stage's state slot is written (saved by the caller
@@ -121,29 +181,32 @@ func (r *runner) exit(ctx context.Context, s *Stage, group string, attempt int, 
 	return slot.Outcome
 }
 
+// Overrides are the serialisable part of the loop settings of stage s's
+// Act after b (a stage s began): the rendered body as the system prompt,
+// the completion tool (onDone receives each valid call's input; nil =
+// none) and the turn cap as the continuation limit. Act adds the
+// authority (Authority.Decide) and its manifest hook
+// (Authority.ManifestHook), which keep state and stay with the driver.
+func (b *Begun) Overrides(s *Stage, onDone func(json.RawMessage)) agent.Overrides {
+	system := b.System
+	return agent.Overrides{System: &system, Extra: []tool.Tool{s.CompletionTool(onDone)}, MaxTurns: b.TurnCap}
+}
+
 // act runs the stage's pass of the loop on a fork of the session: the
 // body as the system prompt, the tool envelope, the completion tool, the
 // turn cap as the continuation limit, the SM's authority.
-func (r *runner) act(ctx context.Context, s *Stage, body, text string) (*act, error) {
+func (r *runner) act(ctx context.Context, s *Stage, b *Begun) (*Acted, error) {
 	var mu sync.Mutex
 	var completion json.RawMessage
-	done := tool.WithTraits(&completionTool{schema: s, onDone: func(in json.RawMessage) {
+	o := b.Overrides(s, func(in json.RawMessage) {
 		mu.Lock()
 		completion = in
 		mu.Unlock()
-	}}, tool.Traits{Effect: tool.Idempotent, EndsTurn: true, PreApproved: true})
-	auth := r.newAuthority(ctx, s)
-	turnCap := s.TurnCap
-	if turnCap == 0 {
-		turnCap = DefaultTurnCap
-	}
-	fo := strata.ForkOptions{Overrides: agent.Overrides{
-		System:    &body,
-		Extra:     []tool.Tool{done},
-		Hooks:     []agent.Hook{auth.manifestHook()},
-		MaxTurns:  turnCap,
-		Authority: auth.decide,
-	}}
+	})
+	auth := NewAuthority(s)
+	o.Hooks = []agent.Hook{auth.ManifestHook()}
+	o.Authority = r.decider(ctx, auth)
+	fo := strata.ForkOptions{Overrides: o}
 	if f := r.opts.OnLoopEvent; f != nil {
 		fo.OnEvent = func(e event.Event) {
 			r.evMu.Lock()
@@ -158,20 +221,33 @@ func (r *runner) act(ctx context.Context, s *Stage, body, text string) (*act, er
 		return nil, err
 	}
 	defer fork.Close()
-	_, err = fork.Prompt(ctx, text)
-	a := &act{transcript: fork.History()}
+	_, err = fork.Prompt(ctx, b.Prompt)
+	a := &Acted{Transcript: fork.History()}
 	switch {
 	case errors.Is(err, agent.ErrMaxTurns):
 		// The turn cap: a normal end of Act, not a cancellation; the last
 		// round's tool results are in the stage-local transcript.
-		a.capHit = true
+		a.CapHit = true
 	case err != nil:
 		return nil, err
 	}
 	mu.Lock()
-	a.completion = completion
+	a.Completion = completion
 	mu.Unlock()
 	return a, nil
+}
+
+// CompletionTool returns stage s's completion tool (named CompletionTool):
+// its input schema is the stage's completion schema, enforced (an invalid
+// call gets an is_error result asking again); a valid call ends Act
+// (traits: idempotent, ends the turn, pre-approved) and its input goes to
+// onDone (nil = nowhere). Running it does no I/O: a driver may run it in
+// workflow code.
+func (s *Stage) CompletionTool(onDone func(json.RawMessage)) tool.Tool {
+	if onDone == nil {
+		onDone = func(json.RawMessage) {}
+	}
+	return tool.WithTraits(&completionTool{schema: s, onDone: onDone}, tool.Traits{Effect: tool.Idempotent, EndsTurn: true, PreApproved: true})
 }
 
 // completionTool is the completion channel: its input schema is the

@@ -27,33 +27,78 @@ func Begin(d *Definition, inputs map[string]string) (*State, error) {
 		Slots: map[string]Slot{}, RetriesUsed: map[string]int{}, Attempts: map[string]int{}}, nil
 }
 
-// RunStage runs one execution of stage — a top-level stage, or a sibling
-// or the join of the parallel group named group — of the run whose state
-// is st, on a fork of session s of workspace ws: Setup, the check gate,
-// Init, Act, Assert and Exit as Run runs them (docs/workflows.md,
-// "lifecycle"), with the same events and authority. It saves nothing: it
-// returns the outcome and the state after the stage's Exit (a copy; st is
-// not changed). An error means the stage did not reach Exit (cancelled, or
-// it could not run); an unknown stage or group is an error naming it.
-// forks is held around each Session.Fork the stage makes: drivers running
-// several stages of one Session at once pass the same mutex (Fork is not
-// safe for concurrent use on one session; Run serialises its own).
-func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, stage, group string, o Options, forks *sync.Mutex) (string, *State, error) {
+// BeginStage is the first step of one execution of stage — a top-level
+// stage, or a sibling or the join of the parallel group named group — of
+// the run whose state is st, for drivers that run Act elsewhere
+// (docs/workflows.md, "lifecycle"): Setup, the check gate (its command
+// runs here, in ws's directory) and Init, or Exit at once when the gate
+// blocks (Begun.Exit, with the state after it). The events go to
+// Begun.Events. st is not changed. An error means the stage did not start
+// (cancelled, a template that does not render, an unknown stage).
+func BeginStage(ctx context.Context, ws *strata.Workspace, st *State, stage, group string) (*Begun, error) {
+	var evs []Event
+	r, e, err := stageRunner(ws, nil, st, stage, group, Options{OnEvent: func(e Event) { evs = append(evs, e) }}, nil)
+	if err != nil {
+		return nil, err
+	}
+	b, err := r.begin(ctx, e, group)
+	if err != nil {
+		return nil, err
+	}
+	b.Events = evs
+	return b, nil
+}
+
+// FinishStage is the last step of the execution b began (BeginStage) after
+// Act ran elsewhere and handed back a: Assert (its command runs here; a
+// judge runs on a fork of session s, which may be nil for a stage without
+// one), StageAssertOutcome and Exit. It returns the outcome and the state
+// after Exit (st, the state BeginStage was given, is not changed) and the
+// events. An error means the stage did not reach Exit. forks is held
+// around the judge's Session.Fork: drivers running several stages of one
+// Session at once pass the same mutex (nil = a mutex of its own).
+func FinishStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *State, b *Begun, a *Acted, forks *sync.Mutex) (*Exited, []Event, error) {
+	var evs []Event
+	r, e, err := stageRunner(ws, s, st, b.Stage, b.Group, Options{OnEvent: func(e Event) { evs = append(evs, e) }}, forks)
+	if err != nil {
+		return nil, nil, err
+	}
+	outcome, err := r.finish(ctx, e, b.Group, b, a)
+	if err != nil {
+		return nil, evs, err
+	}
+	return &Exited{Outcome: outcome, State: r.st}, evs, nil
+}
+
+// StageOf parses st's definition and returns it with its stage named
+// stage (in group; "" = top-level); an unknown stage or group is an error
+// naming it.
+func StageOf(st *State, stage, group string) (*Definition, *Stage, error) {
 	d, err := Parse(st.File, []byte(st.Source))
 	if err != nil {
-		return "", nil, fmt.Errorf("workflow %s: the state's definition: %w", st.Workflow, err)
+		return nil, nil, fmt.Errorf("workflow %s: the state's definition: %w", st.Workflow, err)
 	}
 	e := d.stage(stage, group)
 	if e == nil {
-		return "", nil, fmt.Errorf("workflow %s has no stage %q in group %q", d.Name, stage, group)
+		return nil, nil, fmt.Errorf("workflow %s has no stage %q in group %q", d.Name, stage, group)
+	}
+	return d, e, nil
+}
+
+// stageRunner returns a runner of one stage execution on a copy of st,
+// and the stage.
+func stageRunner(ws *strata.Workspace, s *strata.Session, st *State, stage, group string, o Options, forks *sync.Mutex) (*runner, *Stage, error) {
+	d, e, err := StageOf(st, stage, group)
+	if err != nil {
+		return nil, nil, err
 	}
 	b, err := json.Marshal(st)
 	if err != nil {
-		return "", nil, fmt.Errorf("workflow %s: copy the state: %w", d.Name, err)
+		return nil, nil, fmt.Errorf("workflow %s: copy the state: %w", d.Name, err)
 	}
 	cp := &State{}
 	if err := json.Unmarshal(b, cp); err != nil {
-		return "", nil, fmt.Errorf("workflow %s: copy the state: %w", d.Name, err)
+		return nil, nil, fmt.Errorf("workflow %s: copy the state: %w", d.Name, err)
 	}
 	for _, m := range []*map[string]int{&cp.RetriesUsed, &cp.Attempts} {
 		if *m == nil {
@@ -66,9 +111,7 @@ func RunStage(ctx context.Context, ws *strata.Workspace, s *strata.Session, st *
 	if forks == nil {
 		forks = &sync.Mutex{}
 	}
-	r := &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: cp, forkMu: forks}
-	outcome, err := r.stage(ctx, e, group)
-	return outcome, cp, err
+	return &runner{ws: ws, sess: s, store: ws.Store(), def: d, opts: o, st: cp, forkMu: forks}, e, nil
 }
 
 // stage returns the stage named name: top-level when group is "", else a

@@ -180,14 +180,7 @@ func TestTemporalWorkerCrashContinuesSession(t *testing.T) {
 	}
 
 	// The model got the second call back as interrupted, not re-run.
-	var interrupted *llm.Block
-	for _, req := range r.model.Received() {
-		for _, b := range toolResults(t, req.Body) {
-			if b.ID == "toolu_2" {
-				interrupted = &b
-			}
-		}
-	}
+	interrupted := r.toolResult(t, "toolu_2")
 	if interrupted == nil || !interrupted.IsError || !strings.Contains(fullText(*interrupted), "interrupted") {
 		t.Fatalf("the model did not get toolu_2 as an interrupted is_error result: %+v", interrupted)
 	}

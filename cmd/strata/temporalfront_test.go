@@ -310,11 +310,11 @@ func TestTemporalRunInterrupted(t *testing.T) {
 	}
 }
 
-// TestTemporalWorkflowRun: 'strata workflow run --temporal' runs the
-// fix-tests example's plan → implement → test stages on two workers (each
-// stage a child workflow): the outcome is ok, every stage's slot is
-// written, and the implement stage's fs_write fixed the module.
-func TestTemporalWorkflowRun(t *testing.T) {
+// runFixTestsOnTemporal runs 'strata workflow run --temporal' with the
+// fix-tests example on workers (a fixture module, a scripted model) with
+// the extra flags, and returns the module's directory and stdout.
+func runFixTestsOnTemporal(t *testing.T, workers int, flags ...string) (string, []byte) {
+	t.Helper()
 	temporaltest.Address(t)
 	dir := workflowFixture(t)
 	def, _ := filepath.Abs(filepath.Join("..", "..", "examples", "workflows", "fix-tests.yaml"))
@@ -322,12 +322,21 @@ func TestTemporalWorkflowRun(t *testing.T) {
 	t.Cleanup(func() { srv.Close() })
 	r := temporalRigOn(t, srv)
 	r.dir = dir
-	r.startWorkers(t, 2)
-	cl := r.client(t, "workflow", "run", def, "--input", "goal=make TestAdd pass", "--model", "claude-sonnet-4-5", "--format", "json")
-	out, err := cl.Output()
+	r.startWorkers(t, workers)
+	args := append([]string{"workflow", "run", def, "--input", "goal=make TestAdd pass", "--model", "claude-sonnet-4-5"}, flags...)
+	out, err := r.client(t, args...).Output()
 	if err != nil {
 		t.Fatalf("workflow run: %v\n%s\nworkers: %s", err, out, r.workerLogs())
 	}
+	return dir, out
+}
+
+// TestTemporalWorkflowRun: 'strata workflow run --temporal' runs the
+// fix-tests example's plan → implement → test stages on two workers (each
+// stage a child workflow): the outcome is ok, every stage's slot is
+// written, and the implement stage's fs_write fixed the module.
+func TestTemporalWorkflowRun(t *testing.T) {
+	dir, out := runFixTestsOnTemporal(t, 2, "--format", "json")
 	var st workflow.State
 	if err := json.Unmarshal(out, &st); err != nil {
 		t.Fatalf("not a state: %v\n%s", err, out)
@@ -337,6 +346,19 @@ func TestTemporalWorkflowRun(t *testing.T) {
 	}
 	if b, _ := os.ReadFile(filepath.Join(dir, "calc.go")); !strings.Contains(string(b), "return a + b") {
 		t.Errorf("calc.go was not fixed:\n%s", b)
+	}
+}
+
+// TestTemporalWorkflowRunPrintsProgress: in text, 'strata workflow run
+// --temporal' prints the audit events and the stages' tool calls as the
+// in-process run prints them (read from the workflows' queries).
+func TestTemporalWorkflowRunPrintsProgress(t *testing.T) {
+	_, out := runFixTestsOnTemporal(t, 1)
+	for _, want := range []string{"▸ session_turn_start stage=plan", "▸ stage_entered stage=plan attempt=1", "▸ stage_exited stage=plan outcome=ok attempt=1",
+		"  implement: fs_write ", "▸ stage_assert_outcome stage=test outcome=ok attempt=1", "▸ workflow_exit outcome=ok"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the output lacks %q:\n%s", want, out)
+		}
 	}
 }
 

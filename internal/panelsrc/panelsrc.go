@@ -192,3 +192,59 @@ func (l *Log) Snapshot() []prompt.LogEntry {
 	defer l.mu.Unlock()
 	return append([]prompt.LogEntry(nil), l.entries...)
 }
+
+// PanelState is what the Git, Console and Log sources of one loop
+// remember, as JSON: a driver that moves the loop's panel-sources hook
+// between processes (agent.HookState, docs/durable.md) saves and loads it.
+type PanelState struct {
+	GitRan     int64             `json:"git_ran,omitempty"` // Unix ns of the last git run (0 = never)
+	GitContent string            `json:"git_content,omitempty"`
+	Console    []ConsoleEntry    `json:"console,omitempty"`
+	Changed    int64             `json:"console_changed,omitempty"` // Unix ms of the console's last change
+	Log        []prompt.LogEntry `json:"log,omitempty"`
+}
+
+// ConsoleEntry is one command of the Console panel in a PanelState.
+type ConsoleEntry struct {
+	ID      string   `json:"id"`
+	Command string   `json:"command"`
+	Lines   []string `json:"lines,omitempty"`
+}
+
+// Save returns the state of g, c and l.
+func Save(g *Git, c *Console, l *Log) PanelState {
+	var s PanelState
+	g.mu.Lock()
+	if !g.ran.IsZero() {
+		s.GitRan = g.ran.UnixNano()
+	}
+	s.GitContent = g.content
+	g.mu.Unlock()
+	c.mu.Lock()
+	for _, x := range c.entries {
+		s.Console = append(s.Console, ConsoleEntry{ID: x.id, Command: x.command, Lines: append([]string(nil), x.lines...)})
+	}
+	s.Changed = c.changed
+	c.mu.Unlock()
+	s.Log = l.Snapshot()
+	return s
+}
+
+// Load sets g, c and l to s.
+func Load(s PanelState, g *Git, c *Console, l *Log) {
+	g.mu.Lock()
+	g.ran, g.content = time.Time{}, s.GitContent
+	if s.GitRan != 0 {
+		g.ran = time.Unix(0, s.GitRan)
+	}
+	g.mu.Unlock()
+	c.mu.Lock()
+	c.entries, c.changed = nil, s.Changed
+	for _, x := range s.Console {
+		c.entries = append(c.entries, consoleEntry{id: x.ID, command: x.Command, lines: append([]string(nil), x.Lines...)})
+	}
+	c.mu.Unlock()
+	l.mu.Lock()
+	l.entries = append([]prompt.LogEntry(nil), s.Log...)
+	l.mu.Unlock()
+}

@@ -3,6 +3,7 @@ package wsrt
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/strata-agent/strata/agent"
@@ -57,27 +58,48 @@ type Fork struct {
 
 // Fork implements strata.Session.Fork (documented there).
 func (s *Session) Fork(ctx context.Context, o ForkOptions) (*Fork, error) {
-	parts, err := s.idle("fork session " + s.id)
-	if err != nil {
-		return nil, err
-	}
 	bus := event.NewBus()
 	if o.OnEvent != nil {
 		bus.SubscribeSync(o.OnEvent)
 	}
+	a, _, err := s.forkAgent(o.Overrides, bus)
+	if err != nil {
+		bus.Close()
+		return nil, err
+	}
+	return &Fork{agent: a, bus: bus}, nil
+}
+
+// ForkLoop implements strata.Session.ForkLoop (documented there).
+func (s *Session) ForkLoop(o agent.Overrides) (agent.Config, agent.State, error) {
+	a, cfg, err := s.forkAgent(o, nil)
+	if err != nil {
+		return agent.Config{}, agent.State{}, err
+	}
+	st := a.Checkpoint()
+	st.History, st.HistoryDigest = slices.Clone(a.History()), ""
+	return cfg, st, nil
+}
+
+// forkAgent is the agent of a fork of the session with overrides o, its
+// events on bus, and its configuration.
+func (s *Session) forkAgent(o agent.Overrides, bus *event.Bus) (*agent.Agent, agent.Config, error) {
+	parts, err := s.idle("fork session " + s.id)
+	if err != nil {
+		return nil, agent.Config{}, err
+	}
 	cfg, err := s.loopConfigOn(parts, bus)
 	if err == nil {
-		cfg, err = cfg.With(o.Overrides)
+		cfg, err = cfg.With(o)
 	}
 	var a *agent.Agent
 	if err == nil {
 		a, err = s.agent.Fork(cfg)
 	}
 	if err != nil {
-		bus.Close()
-		return nil, fmt.Errorf("fork session %s: %w", s.id, err)
+		return nil, agent.Config{}, fmt.Errorf("fork session %s: %w", s.id, err)
 	}
-	return &Fork{agent: a, bus: bus}, nil
+	return a, cfg, nil
 }
 
 // Prompt implements strata.Fork.Prompt (documented there).

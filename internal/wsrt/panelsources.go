@@ -2,6 +2,8 @@ package wsrt
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"path/filepath"
 	"time"
 
@@ -68,9 +70,27 @@ func (w *Workspace) panelSources(cfg *agent.Config, env *tool.Env, bus *event.Bu
 	if now == nil {
 		now = time.Now
 	}
-	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "panel sources", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
+	// The sources' memory (the last git run, the console, the log) is the
+	// hook's State, fed the loop's events, so a durable session's workers
+	// show what this process would (docs/durable.md, "stateful hooks").
+	state := eventState{funcState: funcState{
+		save: func() (json.RawMessage, error) { return json.Marshal(panelsrc.Save(git, console, log)) },
+		load: func(b json.RawMessage) error {
+			var s panelsrc.PanelState
+			if err := json.Unmarshal(b, &s); err != nil {
+				return fmt.Errorf("panel sources: load the panels' state: %w", err)
+			}
+			panelsrc.Load(s, git, console, log)
+			return nil
+		}},
+		observe: func(e event.Event) { log.Observe(e); console.Observe(e) }}
+	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "panel sources", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform, State: state,
 		Func: func(ctx context.Context, p *agent.Payload) (agent.Verdict, error) {
-			p.Context.Results = []prompt.Result{git.Result(ctx, now()), console.Result()}
+			at := now()
+			if p.Context.Now != 0 { // the request's clock: the same wherever the hook runs
+				at = time.UnixMilli(p.Context.Now)
+			}
+			p.Context.Results = []prompt.Result{git.Result(ctx, at), console.Result()}
 			lists, err := tool.LoadTodos(env)
 			p.Context.Todos = nil
 			for _, t := range lists {

@@ -2,6 +2,8 @@ package wsrt
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"slices"
 	"sync"
 
@@ -29,11 +31,30 @@ func (w *Workspace) loopHooks() []agent.Hook {
 // (tool.TaskContext). The lists are read from the request's history and
 // remembered, so a list whose messages compaction has detached stays listed
 // with its last known state. Each loop needs its own hook (it keeps the
-// loop's lists); it is safe for concurrent use.
+// loop's lists); it is safe for concurrent use. Its State is the lists
+// known so far, so a durable session's worker answers as the loop's own
+// process would (docs/durable.md, "stateful hooks").
 func taskContextHook() agent.Hook {
 	var mu sync.Mutex
 	var known []tool.Todo
-	return agent.Hook{Name: "task context", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
+	state := funcState{
+		save: func() (json.RawMessage, error) {
+			mu.Lock()
+			defer mu.Unlock()
+			return json.Marshal(known)
+		},
+		load: func(b json.RawMessage) error {
+			var k []tool.Todo
+			if err := json.Unmarshal(b, &k); err != nil {
+				return fmt.Errorf("task context: load the known todo lists: %w", err)
+			}
+			mu.Lock()
+			known = k
+			mu.Unlock()
+			return nil
+		},
+	}
+	return agent.Hook{State: state, Name: "task context", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
 		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
 			mu.Lock()
 			defer mu.Unlock()
@@ -67,7 +88,7 @@ func (w *Workspace) fileRefreshHook(cfg *agent.Config) {
 	if fr == nil {
 		return
 	}
-	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "context files", Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
+	cfg.Hooks = append(cfg.Hooks, agent.Hook{Name: "context files", State: fr, Stage: agent.StageComposeRequest, Phase: agent.PhasePre, Kind: agent.HookTransform,
 		Func: func(_ context.Context, p *agent.Payload) (agent.Verdict, error) {
 			files, err := fr.Refresh(p.Context.Files)
 			p.Context.Files = files
