@@ -149,19 +149,15 @@ func (r *sessionRun) turnsEnded() int {
 }
 
 // approve answers a StepApprove as the workspace's permissions answer it
-// in process (strata's permissions.Approve): a tool the person allowed
-// always is allowed without asking unless the call needs a person of its
-// own; else the workflow waits for the approve update. A person's yes is
-// remembered for the call's tool run (tool.Env.PersonApproved) and "allow
-// always" for its tool, and the engine hears "once", so its own always
-// never covers a person-only call.
+// in process (internal/permission's Allowlist.Approve): the workflow waits
+// for the approve update, and a person's yes is remembered for the call's
+// tool run (tool.Env.PersonApproved). An "always" answer goes to the engine,
+// which keeps it in the loop state (carried over continue-as-new and into
+// the stored checkpoint) and never lets it cover a call that needs a person
+// (Config.PersonOnly, from the worker's verdict).
 func (r *driver) approve(ctx workflow.Context, step agent.Step) agent.Step {
 	bg := context.Background()
 	call := step.Approval.Call
-	person := r.verdicts[call.ID].Person
-	if r.always[call.Name] && !person {
-		return r.eng.Approved(bg, r.st, agent.AllowOnce, nil)
-	}
 	r.pending, r.answer = step.Approval, nil
 	defer func() { r.pending, r.answer = nil, nil }()
 	if err := workflow.Await(ctx, func() bool { return r.answer != nil }); err != nil {
@@ -169,14 +165,10 @@ func (r *driver) approve(ctx workflow.Context, step agent.Step) agent.Step {
 		return r.eng.Approved(bg, r.st, agent.RejectOnce, fmt.Errorf("the session workflow was cancelled: %w", err))
 	}
 	d := r.answer.Decision
-	if d != agent.AllowOnce && d != agent.AllowAlways {
-		return r.eng.Approved(bg, r.st, d, nil)
+	if d == agent.AllowOnce || d == agent.AllowAlways {
+		r.personOK[call.ID] = true
 	}
-	r.personOK[call.ID] = true
-	if d == agent.AllowAlways && !person {
-		r.always[call.Name] = true
-	}
-	return r.eng.Approved(bg, r.st, agent.AllowOnce, nil)
+	return r.eng.Approved(bg, r.st, d, nil)
 }
 
 // send runs a StepSend as the model-call activity: retried per provider

@@ -31,9 +31,6 @@ type SessionInput struct {
 	State *agent.State `json:"state,omitempty"`
 	// Steering are steering messages queued but not yet taken.
 	Steering []string `json:"steering,omitempty"`
-	// Always are the tools a person allowed always (carried over: the
-	// engine hears "once", see sessionRun.approve).
-	Always map[string]bool `json:"always,omitempty"`
 	// EventBase is the index (across runs) of the run's first event; IDs is
 	// how many ids the previous runs made.
 	EventBase int `json:"event_base,omitempty"`
@@ -61,7 +58,6 @@ type driver struct {
 	ids      int
 	pending  *agent.ApprovalRequest
 	answer   *Approval
-	always   map[string]bool // tools a person allowed always
 	personOK map[string]bool // tool_use ids a person approved
 	// local are tools whose calls run in workflow code, not as activities
 	// (a stage's completion tool: pure validation); reg holds them.
@@ -77,10 +73,7 @@ type driver struct {
 // newDriver returns a driver of in's loop whose ids come from seed.
 func newDriver(in SessionInput, seed string) driver {
 	d := driver{in: in, seed: seed, queue: &agent.Queue{}, ids: in.IDs, verdicts: map[string]Verdict{}, used: map[string]int{},
-		always: map[string]bool{}, personOK: map[string]bool{}}
-	for name, ok := range in.Always {
-		d.always[name] = ok
-	}
+		personOK: map[string]bool{}}
 	return d
 }
 
@@ -169,7 +162,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 		r.queue.Steer(text)
 	}
 	st := *r.st
-	next := SessionInput{Spec: r.in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(), Always: r.always,
+	next := SessionInput{Spec: r.in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(),
 		EventBase: in.EventBase + len(r.events), IDs: r.ids}
 	return workflow.NewContinueAsNewError(ctx, SessionWorkflowName, next)
 }
@@ -211,12 +204,9 @@ func (r *driver) build(ctx workflow.Context) error {
 		Approver: agent.ApproverFunc(func(context.Context, agent.ApprovalRequest) (agent.Decision, error) {
 			return agent.RejectOnce, errNoInlineApproval
 		}),
-		PreApproved: func(call llm.Block) bool { // the worker's verdict, and what a person allowed always (as in process)
-			v := r.verdicts[call.ID]
-			return v.PreApproved || (v.Denied == "" && !v.Person && r.always[call.Name])
-		},
-		Denied:     func(call llm.Block) string { return r.verdicts[call.ID].Denied },
-		PersonOnly: func(call llm.Block) bool { return r.verdicts[call.ID].Person }, // a stored "always" never covers these
+		PreApproved: func(call llm.Block) bool { return r.verdicts[call.ID].PreApproved }, // the worker's verdict
+		Denied:      func(call llm.Block) string { return r.verdicts[call.ID].Denied },
+		PersonOnly:  func(call llm.Block) bool { return r.verdicts[call.ID].Person }, // a stored "always" never covers these
 	}
 	if !bp.AllowedAll {
 		cfg.AllowedTool = func(name string) bool { return r.allowed[name] }
