@@ -58,14 +58,7 @@ func TestAttackToolsSettingsPathsStayPerTool(t *testing.T) {
 	if _, err := s.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	results := map[string]llm.Block{}
-	for _, m := range s.History() {
-		for _, b := range m.Content {
-			if b.Type == llm.BlockToolResult {
-				results[b.ID] = b
-			}
-		}
-	}
+	results := resultsByID(s.History())
 	want := []struct {
 		id      string
 		isError bool
@@ -109,4 +102,17 @@ func resultText(b llm.Block) string {
 		parts = append(parts, c.Text)
 	}
 	return strings.Join(parts, "\n")
+}
+
+// resultsByID returns the tool_result blocks of history by tool_use id.
+func resultsByID(history []llm.Message) map[string]llm.Block {
+	out := map[string]llm.Block{}
+	for _, m := range history {
+		for _, b := range m.Content {
+			if b.Type == llm.BlockToolResult {
+				out[b.ID] = b
+			}
+		}
+	}
+	return out
 }

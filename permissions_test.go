@@ -30,14 +30,7 @@ func runCalls(t *testing.T, dir string, mode agent.Mode, ap agent.Approver, call
 	if _, err := s.Prompt(context.Background(), "go"); err != nil {
 		t.Fatal(err)
 	}
-	results := map[string]llm.Block{}
-	for _, m := range s.History() {
-		for _, b := range m.Content {
-			if b.Type == llm.BlockToolResult {
-				results[b.ID] = b
-			}
-		}
-	}
+	results := resultsByID(s.History())
 	return results
 }
 
@@ -230,14 +223,7 @@ func TestAlwaysAnswersSurviveResume(t *testing.T) {
 		if _, err := s.Prompt(t.Context(), "go"); err != nil {
 			t.Fatal(err)
 		}
-		res := map[string]llm.Block{}
-		for _, m := range s.History() {
-			for _, b := range m.Content {
-				if b.Type == llm.BlockToolResult {
-					res[b.ID] = b
-				}
-			}
-		}
+		res := resultsByID(s.History())
 		if err := s.Close(); err != nil {
 			t.Fatal(err)
 		}
