@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"sync"
 	"time"
 
@@ -29,15 +30,29 @@ type WorkerOptions struct {
 	// workspace, lost with the worker), Trust (who may run the commands a
 	// workspace's files name) and the provider's key or Provider here.
 	Options strata.Options
+	// IdleWorkspace is how long a workspace that no running activity uses
+	// stays open on the worker (its MCP server processes running, its
+	// files watched): then it is closed, and the next activity that needs
+	// it opens it again (agentSpawn hooks run again; the carried hooks'
+	// states travel with the workflow). 0 = DefaultIdleWorkspace; negative
+	// = open until Close. A fleet whose sessions each have a workspace of
+	// their own (evaluation runs) would otherwise keep every one open.
+	IdleWorkspace time.Duration
 }
 
+// DefaultIdleWorkspace is WorkerOptions.IdleWorkspace's default.
+const DefaultIdleWorkspace = 10 * time.Minute
+
 // Activities are the session workflow's activities on one worker, with the
-// workspaces they opened (one per distinct Spec workspace, kept until
-// Close). Their methods are safe for concurrent use.
+// workspaces they opened (one per distinct Spec workspace, closed when idle
+// for WorkerOptions.IdleWorkspace, and by Close). Their methods are safe
+// for concurrent use.
 type Activities struct {
-	opts WorkerOptions
-	mu   sync.Mutex
-	ws   map[string]*opened
+	opts    WorkerOptions
+	mu      sync.Mutex
+	ws      map[string]*opened
+	sweeper sync.Once     // starts the idle sweep on the first workspace opened
+	stop    chan struct{} // closed by Close: ends the idle sweep
 
 	smu      sync.Mutex
 	sessions map[string]*shared // sessions the stage executions on this worker share, by id
@@ -53,6 +68,10 @@ type opened struct {
 	ws   *strata.Workspace
 	cfg  agent.Config
 	err  error
+	// users counts the running activities using it; last is when the
+	// last of them ended (both under Activities.mu).
+	users int
+	last  time.Time
 }
 
 // Register registers the session workflow, the stage workflows and their
@@ -60,7 +79,7 @@ type opened struct {
 // returns the activities, whose Close closes the workspaces they opened
 // (call it after the worker stopped).
 func Register(w worker.Registry, o WorkerOptions) *Activities {
-	a := &Activities{opts: o, ws: map[string]*opened{}}
+	a := newActivities(o)
 	w.RegisterWorkflowWithOptions(SessionWorkflow, workflow.RegisterOptions{Name: SessionWorkflowName})
 	w.RegisterActivityWithOptions(a.Prepare, activity.RegisterOptions{Name: PrepareActivity})
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelCallActivity})
@@ -79,29 +98,104 @@ func Register(w worker.Registry, o WorkerOptions) *Activities {
 	return a
 }
 
-// Close closes every workspace the activities opened.
+// newActivities returns the activities of a worker with options o.
+func newActivities(o WorkerOptions) *Activities {
+	return &Activities{opts: o, ws: map[string]*opened{}, stop: make(chan struct{})}
+}
+
+// Close closes every workspace the activities opened and ends the idle
+// sweep. Call it once, after the worker stopped.
 func (a *Activities) Close() error {
 	a.mu.Lock()
-	defer a.mu.Unlock()
+	select {
+	case <-a.stop:
+	default:
+		close(a.stop)
+	}
+	all := a.ws
+	a.ws = map[string]*opened{}
+	a.mu.Unlock()
 	var errs []error
-	for k, o := range a.ws {
-		if o.ws != nil {
-			errs = append(errs, o.ws.Close())
-		}
-		delete(a.ws, k)
+	for _, o := range all {
+		errs = append(errs, a.closeOpened(o))
 	}
 	return errors.Join(errs...)
 }
 
-// workspace returns the workspace of spec, opening it on first use.
-func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) {
+// closeOpened closes o's workspace and forgets what the carried callbacks
+// kept of it.
+func (a *Activities) closeOpened(o *opened) error {
+	a.carry.forget(o)
+	if o.ws == nil {
+		return nil
+	}
+	return o.ws.Close()
+}
+
+// idle is the WorkerOptions.IdleWorkspace in force (0 = never close).
+func (a *Activities) idle() time.Duration {
+	switch d := a.opts.IdleWorkspace; {
+	case d < 0:
+		return 0
+	case d == 0:
+		return DefaultIdleWorkspace
+	default:
+		return d
+	}
+}
+
+// sweep closes, every half idle period until Close, the workspaces no
+// activity has used for the idle period.
+func (a *Activities) sweep(idle time.Duration) {
+	t := time.NewTicker(idle / 2)
+	defer t.Stop()
+	for {
+		select {
+		case <-a.stop:
+			return
+		case now := <-t.C:
+			var idleOnes []*opened
+			a.mu.Lock()
+			for k, o := range a.ws {
+				if o.users == 0 && !o.last.IsZero() && now.Sub(o.last) >= idle {
+					delete(a.ws, k)
+					idleOnes = append(idleOnes, o)
+				}
+			}
+			a.mu.Unlock()
+			for _, o := range idleOnes {
+				if err := a.closeOpened(o); err != nil {
+					slog.Warn("durable: closing an idle workspace", "dir", o.ws.Dir(), "err", err)
+				}
+			}
+		}
+	}
+}
+
+// workspace returns the workspace of spec, opening it on first use, and
+// the release the activity calls when it no longer uses it (an idle
+// workspace is closed by the sweep).
+func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, func(), error) {
+	if idle := a.idle(); idle > 0 {
+		a.sweeper.Do(func() { go a.sweep(idle) })
+	}
 	a.mu.Lock()
 	o := a.ws[spec.key()]
 	if o == nil {
 		o = &opened{}
 		a.ws[spec.key()] = o
 	}
+	o.users++
 	a.mu.Unlock()
+	var once sync.Once
+	release := func() {
+		once.Do(func() {
+			a.mu.Lock()
+			o.users--
+			o.last = time.Now()
+			a.mu.Unlock()
+		})
+	}
 	o.once.Do(func() {
 		opts := spec.options(a.opts.Options)
 		ws, err := strata.Open(context.WithoutCancel(ctx), opts)
@@ -118,6 +212,7 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 		o.ws, o.cfg = ws, cfg
 	})
 	if o.err != nil {
+		release()
 		a.mu.Lock()
 		if a.ws[spec.key()] == o {
 			delete(a.ws, spec.key()) // the next activity opens it again (the files may have been fixed)
@@ -126,11 +221,11 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 		msg := fmt.Sprintf("durable: open workspace %q for session %s: %v", spec.Dir, spec.SessionID, o.err)
 		var ce *strata.ConfigError
 		if errors.As(o.err, &ce) { // a configuration error will not go away by retrying the same activity
-			return nil, temporal.NewNonRetryableApplicationError(msg, "config", o.err)
+			return nil, nil, temporal.NewNonRetryableApplicationError(msg, "config", o.err)
 		}
-		return nil, errors.New(msg)
+		return nil, nil, errors.New(msg)
 	}
-	return o, nil
+	return o, release, nil
 }
 
 // Prepare opens the spec's workspace, creates the stored session when it
@@ -138,10 +233,11 @@ func (a *Activities) workspace(ctx context.Context, spec Spec) (*opened, error) 
 // builds its engine from. A session whose last turn has tool calls a
 // crash cut off fails (finish it with `strata sessions resume` first).
 func (a *Activities) Prepare(ctx context.Context, spec Spec) (Blueprint, error) {
-	o, err := a.workspace(ctx, spec)
+	o, release, err := a.workspace(ctx, spec)
 	if err != nil {
 		return Blueprint{}, err
 	}
+	defer release()
 	if err := a.ensureSession(ctx, o, spec); err != nil {
 		return Blueprint{}, err
 	}
@@ -183,10 +279,11 @@ func (a *Activities) ModelCall(ctx context.Context, in ModelCallInput) (ModelCal
 	if in.Request == nil {
 		return ModelCallOutput{}, temporal.NewNonRetryableApplicationError("durable: model call without a request", "input", nil)
 	}
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return ModelCallOutput{}, err
 	}
+	defer release()
 	var out ModelCallOutput
 	size := 0
 	stop := heartbeat(ctx, func() any { return nil }) // a model may think for minutes before its first delta
@@ -300,10 +397,11 @@ func heartbeat(ctx context.Context, detail func() any) (stop func()) {
 // tool.Env.CallID: its idempotency key), heartbeating every few seconds
 // with its latest progress line; a cancelled workflow cancels the call.
 func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.ToolOutput, error) {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return agent.ToolOutput{}, err
 	}
+	defer release()
 	cfg := o.cfg
 	env := *cfg.Env // a person's approval of this call, given in the workflow, reaches the tool here
 	env.PersonApproved = func(id string) bool { return in.PersonApproved && id == in.Call.ID }
@@ -346,10 +444,11 @@ func (a *Activities) ToolCall(ctx context.Context, in ToolCallInput) (agent.Tool
 // session.Recorder, skipping the turns the store already holds (by loop
 // id and turn index), so a retried record stores each turn once.
 func (a *Activities) Record(ctx context.Context, in RecordInput) error {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return err
 	}
+	defer release()
 	store := o.ws.Store()
 	rec := session.NewRecorder(store, in.Spec.SessionID)
 	next := map[string]int{}

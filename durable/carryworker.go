@@ -30,6 +30,16 @@ type carryState struct {
 	initial map[*opened]map[string]json.RawMessage
 }
 
+// forget drops what c keeps of o's hooks (o was closed).
+func (c *carryState) forget(o *opened) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	delete(c.initial, o)
+	for i := range o.cfg.Hooks {
+		delete(c.locks, &o.cfg.Hooks[i])
+	}
+}
+
 // initialStates returns the states o's stateful hooks had when o opened,
 // saving them on first use (before any hook of o ran: every run goes
 // through Hook, which asks first).
@@ -80,10 +90,11 @@ func (a *Activities) hookLock(h *agent.Hook) *sync.Mutex {
 // The hook's own error and verdict are the result, not a failure of the
 // activity.
 func (a *Activities) Hook(ctx context.Context, in HookInput) (HookOutput, error) {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return HookOutput{}, err
 	}
+	defer release()
 	if in.Index < 0 || in.Index >= len(o.cfg.Hooks) || o.cfg.Hooks[in.Index].Name != in.Name {
 		return HookOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"durable: session %s: this worker's workspace %q has no hook %q at index %d: its workers open the workspace differently (agent file, options)",
@@ -133,10 +144,11 @@ func (a *Activities) Hook(ctx context.Context, in HookInput) (HookOutput, error)
 // Gather runs the worker's Config.Gather on in.Context and returns the
 // fields it filled.
 func (a *Activities) Gather(ctx context.Context, in GatherInput) (GatherOutput, error) {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return GatherOutput{}, err
 	}
+	defer release()
 	if o.cfg.Gather == nil {
 		return GatherOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"durable: session %s: this worker's workspace %q gathers no repository context", in.Spec.SessionID, in.Spec.Dir), "config", nil)
@@ -154,10 +166,11 @@ func (a *Activities) Gather(ctx context.Context, in GatherInput) (GatherOutput, 
 // Turn runs the worker's Config.BeforeTurn (in.Before) or AfterTurn
 // (in.After); BeforeTurn's error is the result's Err.
 func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error) {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return TurnOutput{}, err
 	}
+	defer release()
 	switch {
 	case in.Before != nil && o.cfg.BeforeTurn != nil:
 		if err := o.cfg.BeforeTurn(ctx, *in.Before); err != nil {
@@ -181,10 +194,11 @@ func (a *Activities) Turn(ctx context.Context, in TurnInput) (TurnOutput, error)
 // activity, classified for retry as ModelCall's are; an empty answer is
 // the result's Err (the text stays in full).
 func (a *Activities) Summarize(ctx context.Context, in SummarizeInput) (SummarizeOutput, error) {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return SummarizeOutput{}, err
 	}
+	defer release()
 	if o.cfg.Compaction == nil || o.cfg.Compaction.Summarize == nil {
 		return SummarizeOutput{}, temporal.NewNonRetryableApplicationError(fmt.Sprintf(
 			"durable: session %s: this worker's workspace %q writes no tl;drs (Options.CompactTLDR)", in.Spec.SessionID, in.Spec.Dir), "config", nil)

@@ -261,19 +261,20 @@ func (r *stageRun) emit(ctx workflow.Context, e sm.Event) {
 // gate blocked. The session is opened first, so an attempt retried because
 // another worker held it does not run the gate twice.
 func (a *Activities) BeginStage(ctx context.Context, in StageInput) (StageBegun, error) {
-	o, err := a.workspace(ctx, in.Spec)
-	if err != nil {
-		return StageBegun{}, err
-	}
-	_, s, err := sm.StageOf(in.State, in.Stage, in.Group)
-	if err != nil {
-		return StageBegun{}, temporal.NewNonRetryableApplicationError(err.Error(), "stage", err)
-	}
-	sh, release, err := a.stageSession(ctx, o, in.Spec.SessionID)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return StageBegun{}, err
 	}
 	defer release()
+	_, s, err := sm.StageOf(in.State, in.Stage, in.Group)
+	if err != nil {
+		return StageBegun{}, temporal.NewNonRetryableApplicationError(err.Error(), "stage", err)
+	}
+	sh, closeSession, err := a.stageSession(ctx, o, in.Spec.SessionID)
+	if err != nil {
+		return StageBegun{}, err
+	}
+	defer closeSession()
 	stop := heartbeat(ctx, func() any { return in.Stage })
 	defer stop()
 	b, err := sm.BeginStage(ctx, o.ws, in.State, in.Stage, in.Group)
@@ -298,10 +299,11 @@ func (a *Activities) BeginStage(ctx context.Context, in StageInput) (StageBegun,
 // inside this activity), StageAssertOutcome and Exit
 // (workflow.FinishStage).
 func (a *Activities) FinishStage(ctx context.Context, in StageFinish) (StageFinished, error) {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return StageFinished{}, err
 	}
+	defer release()
 	if in.Begun == nil || in.Acted == nil {
 		return StageFinished{}, temporal.NewNonRetryableApplicationError("durable: finish stage "+in.Stage+" without its begin or its act", "input", nil)
 	}
@@ -314,11 +316,11 @@ func (a *Activities) FinishStage(ctx context.Context, in StageFinish) (StageFini
 	var sess *strata.Session
 	var sh *shared
 	if s.Assert != nil && s.Assert.Judge != "" {
-		var release func()
-		if sh, release, err = a.stageSession(ctx, o, in.Spec.SessionID); err != nil {
+		var closeSession func()
+		if sh, closeSession, err = a.stageSession(ctx, o, in.Spec.SessionID); err != nil {
 			return StageFinished{}, err
 		}
-		defer release()
+		defer closeSession()
 		sess = sh.s
 	}
 	var forks *sync.Mutex

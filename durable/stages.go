@@ -288,10 +288,11 @@ func (a *Activities) BeginStages(ctx context.Context, in StagesInput) (*sm.State
 	if err != nil {
 		return nil, temporal.NewNonRetryableApplicationError(err.Error(), "definition", err)
 	}
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return nil, err
 	}
+	defer release()
 	if err := a.ensureSession(ctx, o, in.Spec); err != nil {
 		return nil, err
 	}
@@ -307,10 +308,11 @@ func (a *Activities) BeginStages(ctx context.Context, in StagesInput) (*sm.State
 
 // SaveStages stores the state machine's state in the session's store.
 func (a *Activities) SaveStages(ctx context.Context, in StageInput) error {
-	o, err := a.workspace(ctx, in.Spec)
+	o, release, err := a.workspace(ctx, in.Spec)
 	if err != nil {
 		return err
 	}
+	defer release()
 	return sm.SaveState(ctx, o.ws.Store(), in.Spec.SessionID, in.State)
 }
 

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/signal"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 	"go.temporal.io/sdk/worker"
@@ -18,6 +19,7 @@ func init() { register(newWorkerCmd) }
 func newWorkerCmd() *cobra.Command {
 	var f runFlags
 	var t temporalFlags
+	var idle time.Duration
 	cmd := &cobra.Command{
 		Use:   "worker --temporal HOST:PORT [--task-queue Q] [--namespace N] [run flags]",
 		Short: "Run strata's Temporal workers: durable sessions submitted with --temporal run here",
@@ -47,11 +49,16 @@ A dev server for trying it: scripts/temporal-dev start.`,
 			if !t.on() {
 				return usagef("strata worker needs --temporal HOST:PORT (scripts/temporal-dev start runs a dev server)")
 			}
-			return workerMain(cmd.Context(), f, t)
+			if idle == 0 {
+				idle = -1 // WorkerOptions: negative keeps them open
+			}
+			return workerMain(cmd.Context(), f, t, idle)
 		},
 	}
 	addRunFlags(cmd, &f)
 	t.add(cmd.Flags())
+	cmd.Flags().DurationVar(&idle, "idle-workspace", durable.DefaultIdleWorkspace,
+		"close a workspace no session has used this long (its MCP servers stop; the next session reopens it); 0 keeps them open")
 	_ = cmd.Flags().MarkHidden("format") // a worker prints nothing of the sessions
 	return cmd
 }
@@ -59,7 +66,7 @@ A dev server for trying it: scripts/temporal-dev start.`,
 // workerMain registers the durable workflow and activities on a worker of
 // t's task queue and runs it until SIGINT or SIGTERM. The sessions' workspaces
 // open with the run flags f as their template.
-func workerMain(ctx context.Context, f runFlags, t temporalFlags) error {
+func workerMain(ctx context.Context, f runFlags, t temporalFlags, idle time.Duration) error {
 	o, err := workspaceOptions(f, nil)
 	if err != nil {
 		return err
@@ -75,7 +82,7 @@ func workerMain(ctx context.Context, f runFlags, t temporalFlags) error {
 	}
 	defer c.Close()
 	w := worker.New(c, t.taskQueue, worker.Options{})
-	acts := durable.Register(w, durable.WorkerOptions{Options: o})
+	acts := durable.Register(w, durable.WorkerOptions{Options: o, IdleWorkspace: idle})
 	defer acts.Close()
 	if err := w.Start(); err != nil {
 		return fmt.Errorf("starting the worker on %s (task queue %s): %w", t.addr, t.taskQueue, err)
