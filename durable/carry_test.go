@@ -487,7 +487,7 @@ func TestSessionMovedBetweenWorkersSendsTheSameRequests(t *testing.T) {
 	}}
 	o := options(dir, m, session.NewMemory()) // the workers share one store, as workers of one queue must
 	c.opts(&o, dir)
-	a, b := &Activities{opts: WorkerOptions{Options: o}, ws: map[string]*opened{}}, &Activities{opts: WorkerOptions{Options: o}, ws: map[string]*opened{}}
+	a, b := newActivities(WorkerOptions{Options: o}), newActivities(WorkerOptions{Options: o})
 	t.Cleanup(func() { a.Close(); b.Close() })
 	on := a
 	h := newMovingHarness(t, &on)
