@@ -21,6 +21,11 @@ type RemoteOptions struct {
 	// absolute path the workers can open) in approval mode mode and
 	// returns its id.
 	Open func(ctx context.Context, cwd string, mode agent.Mode) (string, error)
+	// Load, when set, continues the stored session id (in the workers'
+	// store) with its workspace at cwd in approval mode mode: ACP
+	// session/load. It fails when the session cannot be started; a session
+	// the store lacks fails when its history is read.
+	Load func(ctx context.Context, id, cwd string, mode agent.Mode) error
 	// Mode is the approval mode of new sessions.
 	Mode agent.Mode
 	// KiroDialect is ServeOptions.KiroDialect.
@@ -33,10 +38,12 @@ type RemoteOptions struct {
 // authenticate, session/new, session/prompt (updates stream as the
 // session's events arrive; approvals go to the client as
 // session/request_permission; a prompt sent while another runs steers it)
-// and session/cancel, which ends the session's workflow once its running
+// session/load when RemoteOptions.Load is set (the stored conversation is
+// replayed to the client as updates, then the session goes on), and
+// session/cancel, which ends the session's workflow once its running
 // prompt is over (a remote prompt cannot be stopped mid-way). Not over
-// Temporal: session/load, MCP servers passed by the client (the workers run
-// the workspace's), fs and terminal methods of the client. session/set_mode
+// Temporal: MCP servers passed by the client (the workers run the
+// workspace's), fs and terminal methods of the client. session/set_mode
 // sets the mode of the session's next prompts. A prompt with
 // images cannot steer (-32600), as in process. When the
 // connection ends every session's workflow is ended.
@@ -85,8 +92,9 @@ type remoteSess struct {
 	stop   sdk.StopReason
 }
 
-// Initialize implements acp.Agent: protocol version 1, no session loading,
-// text, embedded text resources and images in prompts.
+// Initialize implements acp.Agent: protocol version 1, session loading
+// when RemoteOptions.Load is set, text, embedded text resources and
+// images in prompts.
 func (s *remoteServer) Initialize(_ context.Context, p sdk.InitializeRequest) (sdk.InitializeResponse, error) {
 	s.mu.Lock()
 	s.dialect = dialectOf(p.ClientCapabilities)
@@ -99,6 +107,7 @@ func (s *remoteServer) Initialize(_ context.Context, p sdk.InitializeRequest) (s
 		AgentInfo:       &sdk.Implementation{Name: "strata", Version: "0.1"},
 		AuthMethods:     []sdk.AuthMethod{},
 		AgentCapabilities: sdk.AgentCapabilities{
+			LoadSession:        s.o.Load != nil,
 			PromptCapabilities: sdk.PromptCapabilities{Image: true, EmbeddedContext: true},
 			Meta:               agentMeta(),
 		},
@@ -124,15 +133,52 @@ func (s *remoteServer) NewSession(ctx context.Context, p sdk.NewSessionRequest) 
 	if err != nil {
 		return sdk.NewSessionResponse{}, sdk.NewInternalError(map[string]any{"error": err.Error()})
 	}
+	s.add(id)
+	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id), Modes: &sdk.SessionModeState{
+		AvailableModes: modes, CurrentModeId: sdk.SessionModeId(s.o.Mode)}}, nil
+}
+
+// add serves the remote session id on this connection.
+func (s *remoteServer) add(id string) {
 	s.mu.Lock()
+	defer s.mu.Unlock()
 	m := &mapper{conn: s.conn, session: sdk.SessionId(id), dialect: s.dialect}
 	x := &remoteSess{mapper: m}
 	x.drive = remote.Session{Service: s.o.Service, ID: id, Observe: m.observe,
 		Approver: &permission{conn: s.conn, session: sdk.SessionId(id)}}
 	s.sessions[id] = x
-	s.mu.Unlock()
-	return sdk.NewSessionResponse{SessionId: sdk.SessionId(id), Modes: &sdk.SessionModeState{
-		AvailableModes: modes, CurrentModeId: sdk.SessionModeId(s.o.Mode)}}, nil
+}
+
+// LoadSession implements acp.AgentLoader: the session of the workers'
+// store goes on in a session workflow, its conversation replayed to the
+// client as updates first (as the in-process server does). Without
+// RemoteOptions.Load it is method-not-found.
+func (s *remoteServer) LoadSession(ctx context.Context, p sdk.LoadSessionRequest) (sdk.LoadSessionResponse, error) {
+	if s.o.Load == nil {
+		return sdk.LoadSessionResponse{}, sdk.NewMethodNotFound("session/load")
+	}
+	id := string(p.SessionId)
+	if err := checkCwd(p.Cwd); err != nil {
+		return sdk.LoadSessionResponse{}, err
+	}
+	if len(p.McpServers) > 0 {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"mcpServers": len(p.McpServers),
+			"error": "strata acp --temporal runs the workspace's MCP servers on the workers; a client's MCP servers cannot join"})
+	}
+	if err := s.o.Load(ctx, id, p.Cwd, s.o.Mode); err != nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInternalError(map[string]any{"sessionId": id, "error": err.Error()})
+	}
+	history, err := s.o.Service.History(ctx, id)
+	if err != nil {
+		return sdk.LoadSessionResponse{}, sdk.NewInvalidParams(map[string]any{"sessionId": id, "error": err.Error()})
+	}
+	for _, u := range historyUpdates(history) {
+		if err := s.conn.SessionUpdate(ctx, sdk.SessionNotification{SessionId: p.SessionId, Update: u}); err != nil {
+			return sdk.LoadSessionResponse{}, err
+		}
+	}
+	s.add(id)
+	return sdk.LoadSessionResponse{Modes: modeState(s.o.Mode)}, nil
 }
 
 // get returns the session id names.

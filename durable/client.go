@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"slices"
+	"time"
 
 	enumspb "go.temporal.io/api/enums/v1"
 	"go.temporal.io/sdk/client"
@@ -165,6 +166,37 @@ func (c *Client) Events(ctx context.Context, sessionID string, after int) ([]eve
 		return nil, fmt.Errorf("durable: session %s: decode events: %w", sessionID, err)
 	}
 	return evs, nil
+}
+
+// History returns the conversation of the session (its loop state's
+// messages: the stored history the workflow started from and what it added
+// since), waiting while its workspace is still being prepared on a worker.
+// A session whose preparation failed (Spec.Resume and no such stored
+// session, say) returns that error.
+func (c *Client) History(ctx context.Context, sessionID string) ([]llm.Message, error) {
+	var out []llm.Message
+	for {
+		v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", HistoryQuery, len(out))
+		if err != nil {
+			return nil, fmt.Errorf("durable: session %s: history: %w", sessionID, err)
+		}
+		var page HistoryPage
+		if err := v.Get(&page); err != nil {
+			return nil, fmt.Errorf("durable: session %s: decode history: %w", sessionID, err)
+		}
+		switch {
+		case !page.Ready:
+			select {
+			case <-ctx.Done():
+				return nil, fmt.Errorf("durable: session %s: history: the workspace is not prepared yet: %w", sessionID, ctx.Err())
+			case <-time.After(100 * time.Millisecond):
+			}
+		case len(page.Messages) == 0:
+			return out, nil
+		default:
+			out = append(out, page.Messages...)
+		}
+	}
 }
 
 // RunStages runs stage workflow source (package workflow's format; file

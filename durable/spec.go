@@ -51,6 +51,9 @@ const (
 	// EventsQuery returns the events from an index on (argument: int), at
 	// most MaxEventsPerQuery of them.
 	EventsQuery = "events"
+	// HistoryQuery returns a HistoryPage: the conversation's messages from
+	// an index on (argument: int), at most MaxMessagesPerQuery of them.
+	HistoryQuery = "history"
 	// PendingQuery returns the pending approval (*agent.ApprovalRequest,
 	// nil when none).
 	PendingQuery = "pending"
@@ -85,6 +88,9 @@ type Spec struct {
 	MaxSessionTokens int64 `json:"max_session_tokens,omitempty"`
 	// Title names a new stored session.
 	Title string `json:"title,omitempty"`
+	// Resume says the session must already be in the workers' store
+	// (ACP session/load): Prepare fails naming it instead of creating it.
+	Resume bool `json:"resume,omitempty"`
 	// PromptsPerRun is how many prompts one workflow run serves before it
 	// continues as new with its state (0 = DefaultPromptsPerRun); it also
 	// continues as new when Temporal suggests it (history size).
@@ -103,6 +109,19 @@ type Spec struct {
 	StageGrants bool `json:"stage_grants,omitempty"`
 }
 
+// MaxMessagesPerQuery bounds the messages one HistoryQuery returns, so its
+// answer stays within gRPC's message size; ask again from the next index.
+const MaxMessagesPerQuery = 100
+
+// HistoryPage is HistoryQuery's answer.
+type HistoryPage struct {
+	// Ready is false until the session's workspace is prepared on a
+	// worker (its stored history is read then): ask again.
+	Ready bool `json:"ready"`
+	// Messages are the conversation's messages from the index asked for.
+	Messages []llm.Message `json:"messages,omitempty"`
+}
+
 // MaxEventsPerQuery bounds the events one EventsQuery returns, so its
 // answer stays within gRPC's message size; ask again from the next index.
 const MaxEventsPerQuery = 1000
@@ -114,7 +133,7 @@ const DefaultPromptsPerRun = 20
 // workspace a worker opens (the session id and title do not).
 func (s Spec) key() string {
 	k := s
-	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat, k.StageGrants = "", "", 0, 0, 0, false
+	k.SessionID, k.Title, k.PromptsPerRun, k.ToolTimeout, k.ToolHeartbeat, k.StageGrants, k.Resume = "", "", 0, 0, 0, false, false
 	b, _ := json.Marshal(k)
 	return string(b)
 }

@@ -371,6 +371,10 @@ func (a *Activities) ensureSession(ctx context.Context, o *opened, spec Spec) er
 	}
 	store := o.ws.Store()
 	_, err := store.LoadSession(ctx, spec.SessionID)
+	if errors.Is(err, session.ErrNotFound) && spec.Resume {
+		return temporal.NewNonRetryableApplicationError(fmt.Sprintf(
+			"durable: session %s is not in the workers' store: start a new session, or check the id and the workers' --store", spec.SessionID), "not_found", err)
+	}
 	if errors.Is(err, session.ErrNotFound) {
 		meta := session.SessionMeta{ID: spec.SessionID, Title: spec.Title, Cwd: o.ws.Dir(), AgentFile: spec.Agent,
 			Provider: o.ws.ProviderName(), Model: o.ws.Model(), Layout: o.ws.Layout()}

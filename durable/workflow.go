@@ -302,6 +302,19 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
+	err = workflow.SetQueryHandler(ctx, HistoryQuery, func(from int) (HistoryPage, error) {
+		switch {
+		case r.broken != nil:
+			return HistoryPage{}, r.broken
+		case r.st == nil:
+			return HistoryPage{}, nil
+		}
+		h := r.st.History[min(max(from, 0), len(r.st.History)):]
+		return HistoryPage{Ready: true, Messages: h[:min(len(h), MaxMessagesPerQuery)]}, nil
+	})
+	if err != nil {
+		return err
+	}
 	return workflow.SetQueryHandler(ctx, PendingQuery, func() (*agent.ApprovalRequest, error) {
 		if r.answer != nil {
 			return nil, nil

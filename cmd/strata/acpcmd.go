@@ -70,7 +70,8 @@ func acpMain(ctx context.Context, f runFlags, kiro bool) error {
 
 // remoteACP serves ACP for sessions on t's Temporal workers
 // (acp.ServeRemote): each session/new starts a session workflow whose
-// workspace is the client's cwd.
+// workspace is the client's cwd; session/load continues a session of the
+// workers' store in one.
 func remoteACP(ctx context.Context, f runFlags, t temporalFlags, kiro bool) error {
 	spec, dc, closeClient, err := submitter(ctx, f, t, "")
 	if err != nil {
@@ -83,6 +84,12 @@ func remoteACP(ctx context.Context, f runFlags, t temporalFlags, kiro bool) erro
 		sp.Dir, sp.Mode = cwd, mode // the client shows the mode: it is always sent
 		return dc.Start(ctx, sp)
 	}
+	load := func(ctx context.Context, id, cwd string, mode agent.Mode) error {
+		sp := spec
+		sp.SessionID, sp.Dir, sp.Mode, sp.Resume = id, cwd, mode, true
+		_, err := dc.Start(ctx, sp)
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "strata: ACP sessions run on Temporal %s (task queue %s)\n", t.addr, t.taskQueue)
-	return acp.ServeRemote(ctx, acp.RemoteOptions{Service: dc, Open: open, Mode: mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
+	return acp.ServeRemote(ctx, acp.RemoteOptions{Service: dc, Open: open, Load: load, Mode: mode, KiroDialect: kiro}, os.Stdin, os.Stdout)
 }

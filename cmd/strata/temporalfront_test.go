@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"strings"
@@ -13,6 +14,8 @@ import (
 	"time"
 
 	sdk "github.com/coder/acp-go-sdk"
+	"go.temporal.io/sdk/client"
+	tlog "go.temporal.io/sdk/log"
 
 	"github.com/strata-agent/strata/durable"
 	"github.com/strata-agent/strata/internal/temporaltest"
@@ -419,5 +422,78 @@ func TestTemporalNoWorkerHint(t *testing.T) {
 	defer c.Close()
 	if err := c.TerminateWorkflow(context.Background(), durable.WorkflowID(id), "", "test over"); err != nil {
 		t.Errorf("terminating session %q's workflow: %v", id, err)
+	}
+}
+
+// TestTemporalACPLoadSession: 'strata acp --temporal' advertises and
+// serves session/load (it used to refuse it): a session whose workflow has
+// ended is continued from the workers' store in a new workflow run, its
+// conversation replayed to the client as updates first, and its next prompt
+// carries the earlier turns to the model; an id the store lacks is refused
+// naming it, not created.
+func TestTemporalACPLoadSession(t *testing.T) {
+	r := newTemporalRig(t, func(body string, n int) replay.Reply {
+		if strings.Contains(body, "second question") {
+			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("second answer")}}
+		}
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("first answer")}}
+	})
+	r.startWorkers(t, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
+	defer cancel()
+	first := &sdkClient{answer: "allow_once"}
+	conn := startACP(t, r.dir, t.TempDir(), first, "--temporal", r.addr, "--task-queue", r.queue)
+	s, err := conn.NewSession(ctx, sdk.NewSessionRequest{Cwd: r.dir, McpServers: []sdk.McpServer{}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("first question")}}); err != nil {
+		t.Fatal(err)
+	}
+	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
+		t.Fatal(err)
+	}
+	tc, err := client.Dial(client.Options{HostPort: r.addr, DataConverter: durable.DataConverter(), Logger: tlog.NewStructuredLogger(slog.New(slog.DiscardHandler))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tc.Close()
+	if err := tc.GetWorkflow(ctx, durable.WorkflowID(string(s.SessionId)), "").Get(ctx, nil); err != nil {
+		t.Fatalf("the first session workflow did not end cleanly: %v", err)
+	}
+
+	again := &sdkClient{answer: "allow_once"}
+	conn2 := startACP(t, r.dir, t.TempDir(), again, "--temporal", r.addr, "--task-queue", r.queue)
+	init, err := conn2.Initialize(ctx, sdk.InitializeRequest{ProtocolVersion: sdk.ProtocolVersionNumber})
+	if err != nil || !init.AgentCapabilities.LoadSession {
+		t.Fatalf("initialize: loadSession %v, %v; want advertised", init.AgentCapabilities.LoadSession, err)
+	}
+	if _, err := conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: s.SessionId, Cwd: r.dir, McpServers: []sdk.McpServer{}}); err != nil {
+		t.Fatalf("session/load: %v\nworkers: %s", err, r.workerLogs())
+	}
+	again.mu.Lock()
+	var user, agentText strings.Builder
+	for _, u := range again.updates {
+		if m := u.UserMessageChunk; m != nil && m.Content.Text != nil {
+			user.WriteString(m.Content.Text.Text)
+		}
+		if m := u.AgentMessageChunk; m != nil && m.Content.Text != nil {
+			agentText.WriteString(m.Content.Text.Text)
+		}
+	}
+	again.mu.Unlock()
+	if !strings.Contains(user.String(), "first question") || !strings.Contains(agentText.String(), "first answer") {
+		t.Errorf("session/load replayed user %q and agent %q; want the first turn", user.String(), agentText.String())
+	}
+	if _, err := conn2.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("second question")}}); err != nil {
+		t.Fatal(err)
+	}
+	got := r.model.Received()
+	if last := string(got[len(got)-1].Body); !strings.Contains(last, "first question") || !strings.Contains(last, "first answer") {
+		t.Errorf("the loaded session's request lacks the earlier turn:\n%s", last)
+	}
+	_, err = conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "0123456789abcdef", Cwd: r.dir, McpServers: []sdk.McpServer{}})
+	if err == nil || !strings.Contains(err.Error(), "not in the workers' store") {
+		t.Errorf("session/load of an unknown id: %v; want refused naming the store", err)
 	}
 }

@@ -27,6 +27,9 @@ type Service interface {
 	PromptWith(ctx context.Context, sessionID, text string, attachments []llm.Block) (*agent.Result, error)
 	// Events returns the session's events from index after on.
 	Events(ctx context.Context, sessionID string, after int) ([]event.Event, error)
+	// History returns the session's conversation, waiting while the
+	// session is being prepared (ACP session/load replays it).
+	History(ctx context.Context, sessionID string) ([]llm.Message, error)
 	// Pending returns the approval the running prompt waits for (nil =
 	// none).
 	Pending(ctx context.Context, sessionID string) (*agent.ApprovalRequest, error)
