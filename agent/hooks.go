@@ -130,6 +130,7 @@ type HookState interface {
 // stream deltas, MessageUpdate, which no such state reads).
 type EventState interface {
 	HookState
+	// Observe takes one event of the loop, in the order the bus emitted it.
 	Observe(e event.Event)
 }
 
