@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -86,17 +87,34 @@ func (c *Client) PromptWith(ctx context.Context, sessionID, text string, attachm
 func (c *Client) prompt(ctx context.Context, sessionID, update string, arg any) (*agent.Result, error) {
 	h, err := c.c.UpdateWorkflow(ctx, client.UpdateWorkflowOptions{WorkflowID: WorkflowID(sessionID), UpdateName: update,
 		Args: []any{arg}, WaitForStage: client.WorkflowUpdateStageCompleted})
-	if err != nil {
-		return nil, fmt.Errorf("durable: session %s: prompt: %w", sessionID, err)
-	}
 	var res PromptResult
-	if err := h.Get(ctx, &res); err != nil {
+	if err == nil {
+		err = h.Get(ctx, &res)
+	}
+	if err != nil {
+		if why := c.ended(ctx, sessionID); why != nil {
+			return nil, fmt.Errorf("durable: session %s: prompt: the session workflow has ended: %w", sessionID, why)
+		}
 		return nil, fmt.Errorf("durable: session %s: prompt: %w", sessionID, err)
 	}
 	if res.Error != nil {
 		return res.Result, res.Error
 	}
 	return res.Result, nil
+}
+
+// ended returns why the session's workflow closed (its failure, e.g. a
+// Prepare that could not open the workspace or find the stored session),
+// or nil while it runs or when it cannot be asked.
+func (c *Client) ended(ctx context.Context, sessionID string) error {
+	d, err := c.c.DescribeWorkflowExecution(ctx, WorkflowID(sessionID), "")
+	if err != nil || d.GetWorkflowExecutionInfo().GetStatus() == enumspb.WORKFLOW_EXECUTION_STATUS_RUNNING {
+		return nil
+	}
+	if err := c.c.GetWorkflow(ctx, WorkflowID(sessionID), "").Get(ctx, nil); err != nil {
+		return err
+	}
+	return errors.New("it ended (the end signal): start it again to prompt it")
 }
 
 // SetMode sets the approval mode (ask, allowlist, all) of the session's

@@ -66,7 +66,9 @@ func specOf(f runFlags, session string) (durable.Spec, error) {
 	if len(f.replayFiles) > 0 {
 		return durable.Spec{}, usagef("--replay with --temporal: the workers answer with their own provider; pass --replay to 'strata worker'")
 	}
-	return durable.Spec{SessionID: session, Dir: dir, Agent: f.agentFile, Provider: f.provider, Model: f.model,
+	// --session ID continues a stored session: an id the workers' store
+	// lacks is an error, not a new session (Spec.Resume).
+	return durable.Spec{SessionID: session, Resume: session != "", Dir: dir, Agent: f.agentFile, Provider: f.provider, Model: f.model,
 		Layout: f.layout, Mode: mode, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens}, nil
 }
 

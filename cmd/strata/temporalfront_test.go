@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"syscall"
@@ -495,5 +496,24 @@ func TestTemporalACPLoadSession(t *testing.T) {
 	_, err = conn2.LoadSession(ctx, sdk.LoadSessionRequest{SessionId: "0123456789abcdef", Cwd: r.dir, McpServers: []sdk.McpServer{}})
 	if err == nil || !strings.Contains(err.Error(), "not in the workers' store") {
 		t.Errorf("session/load of an unknown id: %v; want refused naming the store", err)
+	}
+}
+
+// TestTemporalRunUnknownSession: 'run --temporal --session ID' continues a
+// stored session; an id the workers' store lacks fails naming it (exit 1)
+// instead of starting a new, empty session under that id, as it used to.
+func TestTemporalRunUnknownSession(t *testing.T) {
+	r := newTemporalRig(t, func(string, int) replay.Reply {
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("should not answer")}}
+	})
+	r.startWorkers(t, 1)
+	cl := r.client(t, "run", "--session", "0123456789abcdef", "hello")
+	out, err := cl.CombinedOutput()
+	var exit *exec.ExitError
+	if !errors.As(err, &exit) || exit.ExitCode() != 1 || !strings.Contains(string(out), "0123456789abcdef is not in the workers' store") {
+		t.Errorf("run --session with an unknown id: %v\n%s\nwant exit 1 naming the id and the store", err, out)
+	}
+	if n := len(r.model.Received()); n != 0 {
+		t.Errorf("the model got %d requests for a session that does not exist", n)
 	}
 }
