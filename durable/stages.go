@@ -62,18 +62,22 @@ type StageResult struct {
 	State   *sm.State `json:"state"`
 }
 
-// StagesQuery is the parent stage workflow's query (argument: the index
-// of the first event wanted) returning its StagesProgress.
+// StagesQuery is the parent stage workflow's query (arguments: the index
+// of the first event wanted, and the byte offset of its Part) returning its
+// StagesProgress.
 const StagesQuery = "stages"
 
 // StagesProgress is what StagesQuery returns: the parent's own audit
 // events from the index asked on (SessionTurnStart and SessionTurnEnd
-// around each entry, WorkflowExit), at most MaxEventsPerQuery, and every
-// stage execution's child workflow started so far, in order (its events:
-// StageEventsQuery).
+// around each entry, WorkflowExit), at most MaxEventsPerQuery and
+// MaxAnswerBytes of JSON with the children (an event larger than that as a
+// Part), and every stage execution's child workflow started so far, in
+// order (its events: StageEventsQuery).
 type StagesProgress struct {
 	Events   []sm.Event   `json:"events,omitempty"`
 	Children []StageChild `json:"children,omitempty"`
+	Part     *Part        `json:"part,omitempty"`
+	More     bool         `json:"more,omitempty"`
 }
 
 // StageChild names one stage execution's child workflow; Done says it
@@ -109,12 +113,8 @@ func (r *stagesRun) emit(ctx workflow.Context, e sm.Event) {
 // outcome is fail returns it too (State.Outcome says so).
 func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	r := &stagesRun{in: in}
-	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after int) (StagesProgress, error) {
-		p := StagesProgress{Children: r.children}
-		if after >= 0 && after < len(r.audit) {
-			p.Events = r.audit[after:min(len(r.audit), after+MaxEventsPerQuery)]
-		}
-		return p, nil
+	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after, offset int) (StagesProgress, error) {
+		return stagesProgress(r.audit, r.children, after, offset) // bounded by bytes (pages.go)
 	})
 	if err != nil {
 		return nil, err
