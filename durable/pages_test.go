@@ -1,0 +1,93 @@
+package durable
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/llm"
+	sm "github.com/strata-agent/strata/workflow"
+)
+
+// TestStageEventsArePagedByBytes reads a stage execution's events as
+// StagesWatch.Next does — 2,000 small loop events, a 300 KB audit event, a
+// 200 KB message — and finds every answer within MaxAnswerBytes and every
+// event back whole.
+func TestStageEventsArePagedByBytes(t *testing.T) {
+	var audit []sm.Event
+	for i := range 10 {
+		audit = append(audit, sm.Event{Kind: "workflow.stage_entered", Stage: fmt.Sprint("s", i)})
+	}
+	audit = append(audit, sm.Event{Kind: "workflow.stage_assert_outcome", Reason: randomText(t, 300_000)})
+	audit = append(audit, sm.Event{Kind: "workflow.stage_exited"})
+	var loop []event.Event
+	for i := range 2000 {
+		loop = append(loop, event.Event{Kind: event.Progress, Seq: int64(i + 1), Text: strings.Repeat("x", 100)})
+	}
+	big := llm.AssistantText(randomText(t, 200_000))
+	loop = append(loop, event.Event{Kind: event.MessageEnd, Message: &big})
+
+	var cur StageCursor
+	ps := map[string]*parts{}
+	var gotAudit []sm.Event
+	var gotLoop []event.Event
+	answers, largest := 0, 0
+	for {
+		evs, err := stageEvents("s", audit, loop, cur)
+		if err != nil {
+			t.Fatal(err)
+		}
+		answers++
+		raw, _ := json.Marshal(evs)
+		largest = max(largest, len(raw))
+		cur.Audit += len(evs.Audit)
+		cur.Loop += len(evs.Loop)
+		gotAudit, gotLoop = append(gotAudit, evs.Audit...), append(gotLoop, evs.Loop...)
+		if a, ok, err := takePart[sm.Event](ps, "audit", evs.AuditPart, &cur.Audit, &cur.AuditOffset); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			gotAudit = append(gotAudit, a)
+		}
+		if l, ok, err := takePart[event.Event](ps, "loop", evs.LoopPart, &cur.Loop, &cur.LoopOffset); err != nil {
+			t.Fatal(err)
+		} else if ok {
+			gotLoop = append(gotLoop, l)
+		}
+		if !evs.More {
+			break
+		}
+		if answers > 1000 {
+			t.Fatal("the pages do not end")
+		}
+	}
+	t.Logf("%d answers, the largest %d bytes", answers, largest)
+	if largest > MaxAnswerBytes {
+		t.Errorf("an answer of %d bytes; want at most MaxAnswerBytes (%d)", largest, MaxAnswerBytes)
+	}
+	if !sameJSON(t, gotAudit, audit) || !sameJSON(t, gotLoop, loop) {
+		t.Error("the events read back differ from the stage's")
+	}
+}
+
+// TestPendingCallInputIsLeftOutWhenTooLarge: an approval request whose
+// call writes a 200 KB file is answered within MaxAnswerBytes, naming
+// what was left out; a small one is unchanged.
+func TestPendingCallInputIsLeftOutWhenTooLarge(t *testing.T) {
+	in, _ := json.Marshal(map[string]string{"command": "create", "path": "big.txt", "file_text": randomText(t, 200_000)})
+	p := &agent.ApprovalRequest{CorrelationID: "c1", Call: llm.ToolUseBlock("toolu_w", "fs_write", in)}
+	got := boundPending(p)
+	raw, _ := json.Marshal(got)
+	if len(raw) > MaxAnswerBytes || got.Call.ID != "toolu_w" || !strings.Contains(string(got.Call.Input), "left out") {
+		t.Errorf("a %d-byte pending answer: %.200s", len(raw), raw)
+	}
+	if len(p.Call.Input) != len(in) {
+		t.Error("bounding changed the workflow's own request")
+	}
+	small := &agent.ApprovalRequest{Call: use("toolu_s", "fs_write", `{"path":"a"}`)}
+	if got := boundPending(small); string(got.Call.Input) != `{"path":"a"}` {
+		t.Errorf("a small call's input became %s", got.Call.Input)
+	}
+}
