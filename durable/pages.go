@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"unicode/utf8"
 
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/event"
@@ -160,17 +161,46 @@ func readParts[T any](first *Part, next func(offset int) (*Part, error)) (T, err
 	return item, nil
 }
 
-// boundCall returns call with its input replaced by a JSON string saying
-// it was left out, when the JSON of the answer carrying it (answer) is over
-// MaxAnswerBytes; else call. An approval or grant request names the call;
-// its whole input is in the session's events.
+// boundCall returns call within the answer carrying it (answer, whose
+// JSON must stay within MaxAnswerBytes): when too large, every field of
+// the call's input over 4 KiB is cut to its first 1 KiB and a note saying
+// how much was left out (a field that is not a string is replaced by the
+// note), so that the path or command a person decides on stays; an input
+// that is still too large, or not an object, becomes the note alone. An
+// approval or grant request names the call; its whole input is in the
+// session's events and history.
 func boundCall(call llm.Block, answer any) llm.Block {
 	b, err := json.Marshal(answer)
 	if err != nil || len(b) <= MaxAnswerBytes {
 		return call
 	}
-	note, _ := json.Marshal(fmt.Sprintf("[the %d-byte input of this %s call is left out: over durable.MaxAnswerBytes; the tool_use is in the session's events and history]", len(call.Input), call.Name))
-	call.Input = note
+	over := len(b) - len(call.Input)
+	note := func(n int) string {
+		return fmt.Sprintf("[%d bytes left out: over durable.MaxAnswerBytes; the whole tool_use is in the session's events and history]", n)
+	}
+	var fields map[string]json.RawMessage
+	if json.Unmarshal(call.Input, &fields) == nil {
+		for k, v := range fields {
+			if len(v) <= 4<<10 {
+				continue
+			}
+			var str string
+			cut := note(len(v))
+			if json.Unmarshal(v, &str) == nil {
+				keep := min(1<<10, len(str))
+				for keep > 0 && keep < len(str) && !utf8.RuneStart(str[keep]) {
+					keep--
+				}
+				cut = str[:keep] + "… " + note(len(str)-keep)
+			}
+			fields[k], _ = json.Marshal(cut)
+		}
+		if in, err := json.Marshal(fields); err == nil && over+len(in) <= MaxAnswerBytes {
+			call.Input = in
+			return call
+		}
+	}
+	call.Input, _ = json.Marshal(fmt.Sprintf("[the %d-byte input of this %s call is left out: over durable.MaxAnswerBytes; the whole tool_use is in the session's events and history]", len(call.Input), call.Name))
 	return call
 }
 

@@ -73,15 +73,18 @@ func TestStageEventsArePagedByBytes(t *testing.T) {
 }
 
 // TestPendingCallInputIsLeftOutWhenTooLarge: an approval request whose
-// call writes a 200 KB file is answered within MaxAnswerBytes, naming
-// what was left out; a small one is unchanged.
+// call writes a 200 KB file is answered within MaxAnswerBytes with the
+// path and the start of the text, naming what was left out; a small one is
+// unchanged.
 func TestPendingCallInputIsLeftOutWhenTooLarge(t *testing.T) {
 	in, _ := json.Marshal(map[string]string{"command": "create", "path": "big.txt", "file_text": randomText(t, 200_000)})
 	p := &agent.ApprovalRequest{CorrelationID: "c1", Call: llm.ToolUseBlock("toolu_w", "fs_write", in)}
 	got := boundPending(p)
 	raw, _ := json.Marshal(got)
-	if len(raw) > MaxAnswerBytes || got.Call.ID != "toolu_w" || !strings.Contains(string(got.Call.Input), "left out") {
-		t.Errorf("a %d-byte pending answer: %.200s", len(raw), raw)
+	var fields map[string]string
+	if err := json.Unmarshal(got.Call.Input, &fields); err != nil || len(raw) > MaxAnswerBytes || got.Call.ID != "toolu_w" ||
+		fields["path"] != "big.txt" || !strings.Contains(fields["file_text"], "left out") {
+		t.Errorf("a %d-byte pending answer (%v): %.300s", len(raw), err, got.Call.Input)
 	}
 	if len(p.Call.Input) != len(in) {
 		t.Error("bounding changed the workflow's own request")
