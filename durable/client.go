@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"time"
@@ -293,10 +294,34 @@ func (c *Client) RunStages(ctx context.Context, spec Spec, file string, source [
 		return spec.SessionID, nil, fmt.Errorf("durable: start stage workflow %s in session %s: %w", file, spec.SessionID, err)
 	}
 	var st *sm.State
-	if err := run.Get(ctx, &st); err != nil {
+	err = run.Get(ctx, &st)
+	if st != nil && st.Source == "" { // left out of a large result (boundState): the source is ours
+		st.Source = string(source)
+	}
+	if st != nil && st.Slots == nil { // too large for the result: read the whole state in Parts
+		first, qerr := c.stagesState(ctx, run, 0)
+		if qerr == nil {
+			st, qerr = readParts[*sm.State](first, func(offset int) (*Part, error) { return c.stagesState(ctx, run, offset) })
+		}
+		if qerr != nil {
+			return spec.SessionID, st, fmt.Errorf("durable: stage workflow %s in session %s: read its final state: %w", file, spec.SessionID, errors.Join(err, qerr))
+		}
+	}
+	if err != nil {
 		return spec.SessionID, st, fmt.Errorf("durable: stage workflow %s in session %s: %w", file, spec.SessionID, err)
 	}
 	return spec.SessionID, st, nil
+}
+
+// stagesState asks run's StagesStateQuery for the Part of its state from
+// byte offset on.
+func (c *Client) stagesState(ctx context.Context, run client.WorkflowRun, offset int) (*Part, error) {
+	v, err := c.c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), StagesStateQuery, offset)
+	if err != nil {
+		return nil, err
+	}
+	var p *Part
+	return p, v.Get(&p)
 }
 
 // End ends the session's workflow once no prompt runs (a pending approval

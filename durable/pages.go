@@ -56,9 +56,7 @@ func pageOf[T any](items []T, from, offset, maxItems, budget int) ([]T, *Part, b
 			return nil, nil, false, fmt.Errorf("durable: encode item %d of an answer: %w", i, err)
 		}
 		if n == 0 && len(b) > budget {
-			offset = min(max(offset, 0), len(b))
-			end := min(offset+budget/4*3, len(b)) // a Part's data is base64 in the answer's JSON: 4/3 as long
-			return nil, &Part{Offset: offset, Size: len(b), Data: b[offset:end]}, true, nil
+			return nil, partOf(b, offset, budget), true, nil
 		}
 		if used+len(b)+1 > budget {
 			break
@@ -67,6 +65,14 @@ func pageOf[T any](items []T, from, offset, maxItems, budget int) ([]T, *Part, b
 		n++
 	}
 	return items[from : from+n], nil, from+n < len(items), nil
+}
+
+// partOf returns the Part of b from offset on within an answer of budget
+// bytes.
+func partOf(b []byte, offset, budget int) *Part {
+	offset = min(max(offset, 0), len(b))
+	end := min(offset+budget/4*3, len(b)) // a Part's data is base64 in the answer's JSON: 4/3 as long
+	return &Part{Offset: offset, Size: len(b), Data: b[offset:end]}
 }
 
 // parts gathers the Parts of one item as a client reads them.
@@ -296,4 +302,25 @@ func takePart[T any](ps map[string]*parts, key string, p *Part, index, offset *i
 		return item, false, fmt.Errorf("durable: decode a %d-byte event read in parts: %w", len(buf.buf), err)
 	}
 	return item, true, nil
+}
+
+// boundState returns the stage workflow's result within MaxAnswerBytes:
+// st itself; else a copy without its Source (the client that started it
+// has it); else one without its Source and its Slots (nil, where a state
+// always has a map), which Client.RunStages reads through
+// StagesStateQuery.
+func boundState(st *sm.State) *sm.State {
+	if st == nil {
+		return nil
+	}
+	if b, err := json.Marshal(st); err != nil || len(b) <= MaxAnswerBytes {
+		return st
+	}
+	c := *st
+	c.Source = ""
+	if b, err := json.Marshal(&c); err == nil && len(b) <= MaxAnswerBytes {
+		return &c
+	}
+	c.Slots, c.Feedback = nil, ""
+	return &c
 }

@@ -94,3 +94,37 @@ func TestPendingCallInputIsLeftOutWhenTooLarge(t *testing.T) {
 		t.Errorf("a small call's input became %s", got.Call.Input)
 	}
 }
+
+// TestLargeStageStateIsReadInParts: a final stage state over
+// MaxAnswerBytes (an 80 KB source, a 150 KB completion) is returned
+// without its source, then without its slots, and StagesStateQuery's
+// Parts give it back whole.
+func TestLargeStageStateIsReadInParts(t *testing.T) {
+	completion, _ := json.Marshal(map[string]string{"summary": randomText(t, 150_000)})
+	st := &sm.State{Workflow: "w", Source: strings.Repeat("# a long definition\n", 4000), Next: "", Outcome: "ok",
+		Slots: map[string]sm.Slot{"plan": {Outcome: "ok", Attempt: 1, Completion: completion}}}
+	small := &sm.State{Workflow: "w", Source: "stages: []", Slots: map[string]sm.Slot{}}
+	if got := boundState(small); got != small {
+		t.Error("a small state was changed")
+	}
+	noSource := &sm.State{Workflow: "w", Source: st.Source, Slots: map[string]sm.Slot{"plan": {Outcome: "ok", Completion: json.RawMessage(`{}`)}}}
+	if got := boundState(noSource); got.Source != "" || got.Slots == nil || noSource.Source == "" {
+		t.Errorf("a state large by its source: source %d bytes, slots %v", len(got.Source), got.Slots)
+	}
+	got := boundState(st)
+	raw, _ := json.Marshal(got)
+	if len(raw) > MaxAnswerBytes || got.Slots != nil || got.Outcome != "ok" || st.Slots == nil {
+		t.Fatalf("a %d-byte bounded state: slots %v", len(raw), got.Slots)
+	}
+	whole, _ := json.Marshal(st)
+	back, err := readParts[*sm.State](partOf(whole, 0, MaxAnswerBytes-answerReserve), func(offset int) (*Part, error) {
+		p := partOf(whole, offset, MaxAnswerBytes-answerReserve)
+		if b, _ := json.Marshal(p); len(b) > MaxAnswerBytes {
+			t.Errorf("a %d-byte Part", len(b))
+		}
+		return p, nil
+	})
+	if err != nil || !sameJSON(t, back, st) {
+		t.Errorf("the state read in parts differs: %v", err)
+	}
+}

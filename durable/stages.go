@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -62,6 +63,11 @@ type StageResult struct {
 	State   *sm.State `json:"state"`
 }
 
+// StagesStateQuery is the parent stage workflow's query (argument: a byte
+// offset) returning a Part of the JSON of its whole state: how a client
+// reads a final state too large for the workflow's result (boundState).
+const StagesStateQuery = "stages_state"
+
 // StagesQuery is the parent stage workflow's query (arguments: the index
 // of the first event wanted, and the byte offset of its Part) returning its
 // StagesProgress.
@@ -110,15 +116,32 @@ func (r *stagesRun) emit(ctx workflow.Context, e sm.Event) {
 // concurrent children, strictly cancelled together when one fails, and
 // the state is saved to the session's store after every entry, as `strata
 // workflow run` saves it. It returns the final state; a workflow whose
-// outcome is fail returns it too (State.Outcome says so).
+// outcome is fail returns it too (State.Outcome says so). The state
+// returned is bounded by MaxAnswerBytes (boundState: without its Source, or
+// its Slots, which StagesStateQuery answers).
 func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	r := &stagesRun{in: in}
 	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after, offset int) (StagesProgress, error) {
 		return stagesProgress(r.audit, r.children, after, offset) // bounded by bytes (pages.go)
 	})
+	if err == nil {
+		err = workflow.SetQueryHandler(ctx, StagesStateQuery, func(offset int) (*Part, error) {
+			b, err := json.Marshal(r.st)
+			if err != nil {
+				return nil, fmt.Errorf("durable: encode the stage workflow's state: %w", err)
+			}
+			return partOf(b, offset, MaxAnswerBytes-answerReserve), nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
+	st, err := r.run(ctx, in)
+	return boundState(st), err
+}
+
+// run is StagesWorkflow's body: it returns the final state.
+func (r *stagesRun) run(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
 	if err := workflow.ExecuteActivity(actx, BeginStagesActivity, in).Get(ctx, &r.st); err != nil {
