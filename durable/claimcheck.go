@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"strings"
 	"sync"
 	"time"
 
@@ -57,12 +58,49 @@ type claimRef struct {
 
 // claimCodec is the claim check's converter.PayloadCodec. With a nil
 // store it encodes nothing and fails, clearly, on a reference (a client
-// without the workers' store).
+// without the workers' store). The SDK gives it the workflow each payload
+// belongs to (converter.PayloadCodecWithSerializationContext), so a stored
+// payload is referenced by its session (session.Payloads).
 type claimCodec struct {
+	*claimState
+	session string // the session whose payloads these are ("" = unknown)
+}
+
+// claimState is what the codecs of one converter share.
+type claimState struct {
 	store     session.Payloads
 	threshold int
 	mu        sync.Mutex
-	stored    map[string]bool // keys this codec stored (a replay encodes the same commands again)
+	stored    map[[2]string]bool // session and key this converter stored (a replay encodes the same commands again)
+}
+
+// WithSerializationContext implements
+// converter.PayloadCodecWithSerializationContext: the codec of the payloads
+// of one workflow (its activities' included), whose session id it takes
+// from the workflow id (SessionWorkflow, StagesWorkflow and their stage
+// children).
+func (c *claimCodec) WithSerializationContext(sc converter.SerializationContext) converter.PayloadCodec {
+	var id string
+	switch x := sc.(type) {
+	case converter.WorkflowSerializationContext:
+		id = x.WorkflowID
+	case converter.ActivitySerializationContext:
+		id = x.WorkflowID
+	}
+	return &claimCodec{claimState: c.claimState, session: sessionOfWorkflow(id)}
+}
+
+// sessionOfWorkflow returns the session id of one of durable's workflow
+// ids ("strata-session-S", "strata-stages-S", "strata-stages-S/stage/n"),
+// "" for another.
+func sessionOfWorkflow(id string) string {
+	for _, prefix := range []string{WorkflowIDPrefix, StagesIDPrefix} {
+		if rest, ok := strings.CutPrefix(id, prefix); ok {
+			s, _, _ := strings.Cut(rest, "/")
+			return s
+		}
+	}
+	return ""
 }
 
 // maxRemembered bounds claimCodec.stored; past it the set starts over.
@@ -89,7 +127,7 @@ func DataConverterWith(store session.Payloads, threshold int) (converter.DataCon
 	if threshold < MinClaimThreshold {
 		return nil, fmt.Errorf("durable: claim check threshold %d bytes: want at least MinClaimThreshold (%d bytes), above the bound of a client's answers (MaxAnswerBytes)", threshold, MinClaimThreshold)
 	}
-	return newConverter(&claimCodec{store: store, threshold: threshold, stored: map[string]bool{}}), nil
+	return newConverter(&claimCodec{claimState: &claimState{store: store, threshold: threshold, stored: map[[2]string]bool{}}}), nil
 }
 
 // newConverter is the JSON converter with zlib under the claim check:
@@ -101,7 +139,7 @@ func newConverter(cc *claimCodec) converter.DataConverter {
 
 // Encode implements converter.PayloadCodec.
 func (c *claimCodec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error) {
-	if c.store == nil {
+	if c.claimState == nil || c.store == nil {
 		return ps, nil
 	}
 	out := make([]*commonpb.Payload, len(ps))
@@ -124,24 +162,26 @@ func (c *claimCodec) Encode(ps []*commonpb.Payload) ([]*commonpb.Payload, error)
 	return out, nil
 }
 
-// put stores data under key unless this codec stored it already.
+// put stores data under key for the codec's session unless it stored it
+// already.
 func (c *claimCodec) put(key string, data []byte) error {
+	k := [2]string{c.session, key}
 	c.mu.Lock()
-	done := c.stored[key]
+	done := c.stored[k]
 	c.mu.Unlock()
 	if done {
 		return nil
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), claimTimeout)
 	defer cancel()
-	if err := c.store.PutPayload(ctx, key, data); err != nil {
-		return fmt.Errorf("durable: claim check: store a %d-byte payload: %w", len(data), err)
+	if err := c.store.PutPayload(ctx, c.session, key, data); err != nil {
+		return fmt.Errorf("durable: claim check: store a %d-byte payload of session %q: %w", len(data), c.session, err)
 	}
 	c.mu.Lock()
 	if len(c.stored) >= maxRemembered {
-		c.stored = map[string]bool{}
+		c.stored = map[[2]string]bool{}
 	}
-	c.stored[key] = true
+	c.stored[k] = true
 	c.mu.Unlock()
 	return nil
 }
@@ -158,7 +198,7 @@ func (c *claimCodec) Decode(ps []*commonpb.Payload) ([]*commonpb.Payload, error)
 		if err := json.Unmarshal(p.GetData(), &ref); err != nil || len(ref.SHA256) != 64 {
 			return nil, fmt.Errorf("durable: claim check: a %s payload whose reference %q is not {\"sha256\": 64 hex digits, \"size\": N}", ClaimEncoding, p.GetData())
 		}
-		if c.store == nil {
+		if c.claimState == nil || c.store == nil {
 			return nil, fmt.Errorf("durable: a %d-byte payload (sha256 %s) was moved out of Temporal by the workers' claim check, and this client has no payload store to read it from: "+
 				"give the client the workers' store (durable.DataConverterWith), or keep what clients receive under the workers' threshold (durable.MaxAnswerBytes; docs/durable.md, \"Claim check\")", ref.Size, ref.SHA256)
 		}

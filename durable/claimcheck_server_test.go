@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"path/filepath"
@@ -149,7 +150,8 @@ func TestClaimCheckCarriesAConversationOverThePayloadCap(t *testing.T) {
 	prompts := []string{"Read every file.", "Still there?"}
 	_, wantHistory := runInProcess(t, bigOptions(dir, inProc, session.NewMemory()), strata.SessionOptions{}, prompts...)
 
-	store, err := session.Open(filepath.Join(t.TempDir(), "workers.db"))
+	dbPath := filepath.Join(t.TempDir(), "workers.db")
+	store, err := session.Open(dbPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -241,7 +243,13 @@ func TestClaimCheckCarriesAConversationOverThePayloadCap(t *testing.T) {
 	}
 	t.Logf("%d events in %d Client.Events calls; the largest answer %d bytes", len(evs), queries, largest)
 
-	// The history holds references; the store holds what they name.
+	// The history holds references; the store holds what they name, each
+	// referenced by the session.
+	db, err := sql.Open("sqlite", dbPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer db.Close()
 	refs, size, stored := 0, 0, 0
 	it := c.GetWorkflowHistory(ctx, WorkflowID(id), "", false, enumspb.HISTORY_EVENT_FILTER_TYPE_ALL_EVENT)
 	for it.HasNext() {
@@ -270,6 +278,10 @@ func TestClaimCheckCarriesAConversationOverThePayloadCap(t *testing.T) {
 				stored += len(data)
 			} else {
 				t.Errorf("reference %s: not in the store: %v", ref.SHA256, err)
+			}
+			var n int
+			if err := db.QueryRow(`SELECT count(*) FROM payload_refs WHERE session_id = ? AND sha256 = ?`, id, ref.SHA256).Scan(&n); err != nil || n != 1 {
+				t.Errorf("payload %s: %d references by session %s (%v); want 1, so it goes with the session", ref.SHA256, n, id, err)
 			}
 		}
 	}

@@ -30,7 +30,7 @@ import (
 // to decode with an error naming the setting, as it has no store to read
 // from.
 func DataConverter() converter.DataConverter {
-	return newConverter(&claimCodec{})
+	return newConverter(&claimCodec{claimState: &claimState{}})
 }
 
 // Client submits sessions and their prompts to the workers of a task queue.

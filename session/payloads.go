@@ -15,14 +15,19 @@ import (
 // payloads: what a durable session's claim-check codec moves out of
 // Temporal's history when it is over the threshold (docs/durable.md,
 // "Claim check"). Workers that share the store share the payloads. A
-// payload is not owned by a session: nothing deletes it (docs/sessions.md,
-// "Payloads").
+// payload is referenced by the sessions that stored it: deleting a
+// session's row (SQLite, PostgreSQL: nothing in strata deletes sessions)
+// deletes its references, and a payload no session references any more
+// with them; a payload stored for no known session stays until deleted by
+// hand (docs/sessions.md, "Payloads").
 type Payloads interface {
-	// PutPayload stores data under key, its SHA-256 in lowercase hex. A
-	// key already stored keeps its row (the same bytes, by its hash). A key
-	// that is not data's SHA-256 is an error naming both, and nothing is
-	// stored.
-	PutPayload(ctx context.Context, key string, data []byte) error
+	// PutPayload stores data under key, its SHA-256 in lowercase hex, for
+	// session sessionID (a full id). A key already stored keeps its bytes
+	// (the same, by their hash) and gains the session's reference. An
+	// empty or unknown sessionID stores the payload without a reference (a
+	// workflow's payload before its session is created). A key that is not
+	// data's SHA-256 is an error naming both, and nothing is stored.
+	PutPayload(ctx context.Context, sessionID, key string, data []byte) error
 	// Payload returns the bytes stored under key, or an error wrapping
 	// ErrNotFound naming the key.
 	Payload(ctx context.Context, key string) ([]byte, error)
@@ -49,8 +54,9 @@ func CheckPayload(key string, data []byte) error {
 	return nil
 }
 
-// PutPayload implements Payloads.
-func (m *Memory) PutPayload(ctx context.Context, key string, data []byte) error {
+// PutPayload implements Payloads. (A Memory store deletes no session, so
+// it keeps no references.)
+func (m *Memory) PutPayload(ctx context.Context, sessionID, key string, data []byte) error {
 	if err := CheckPayload(key, data); err != nil {
 		return err
 	}
@@ -83,9 +89,11 @@ func (m *Memory) Payload(ctx context.Context, key string) ([]byte, error) {
 }
 
 // migrate6to7 adds the content-addressed payloads (Payloads): one row per
-// payload, keyed by its SHA-256 in lowercase hex; size is len(data) in
-// bytes, created_at Unix milliseconds. No foreign key: a payload belongs to
-// no one session (a fork's requests share its parent's).
+// payload, keyed by its SHA-256 in lowercase hex (size is len(data) in
+// bytes, created_at Unix milliseconds), and one row per session referencing
+// it (payload_refs, deleted with the session); a trigger deletes a payload
+// once its last reference is deleted. A payload stored for no known
+// session has no reference and stays.
 func migrate6to7(ctx context.Context, tx *sql.Tx) error {
 	const ddl = `
 CREATE TABLE payloads (
@@ -94,19 +102,45 @@ CREATE TABLE payloads (
 	size       INTEGER NOT NULL,
 	created_at INTEGER NOT NULL
 );
+CREATE TABLE payload_refs (
+	session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	sha256     TEXT NOT NULL REFERENCES payloads(sha256) ON DELETE CASCADE,
+	PRIMARY KEY (session_id, sha256)
+);
+CREATE INDEX payload_refs_sha256 ON payload_refs(sha256);
+CREATE TRIGGER payloads_unreferenced AFTER DELETE ON payload_refs
+WHEN NOT EXISTS (SELECT 1 FROM payload_refs WHERE sha256 = old.sha256)
+BEGIN
+	DELETE FROM payloads WHERE sha256 = old.sha256;
+END;
 `
 	_, err := tx.ExecContext(ctx, ddl)
 	return err
 }
 
-// PutPayload implements Payloads.
-func (s *SQLite) PutPayload(ctx context.Context, key string, data []byte) error {
+// PutPayload implements Payloads: the payload and the session's reference
+// in one transaction.
+func (s *SQLite) PutPayload(ctx context.Context, sessionID, key string, data []byte) error {
 	if err := CheckPayload(key, data); err != nil {
 		return err
 	}
-	_, err := s.db.ExecContext(ctx, `INSERT INTO payloads (sha256, data, size, created_at) VALUES (?, ?, ?, ?)
-ON CONFLICT (sha256) DO NOTHING`, key, data, len(data), ms(time.Now()))
+	if data == nil {
+		data = []byte{}
+	}
+	tx, err := s.db.BeginTx(ctx, nil)
 	if err != nil {
+		return fmt.Errorf("session: put payload %s: %w", key, err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, `INSERT INTO payloads (sha256, data, size, created_at) VALUES (?, ?, ?, ?)
+ON CONFLICT (sha256) DO NOTHING`, key, data, len(data), ms(time.Now())); err != nil {
+		return fmt.Errorf("session: put payload %s: %w", key, err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO payload_refs (session_id, sha256) SELECT id, ? FROM sessions WHERE id = ?
+ON CONFLICT DO NOTHING`, key, sessionID); err != nil {
+		return fmt.Errorf("session: put payload %s for session %s: %w", key, sessionID, err)
+	}
+	if err := tx.Commit(); err != nil {
 		return fmt.Errorf("session: put payload %s: %w", key, err)
 	}
 	return nil

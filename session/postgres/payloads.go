@@ -13,18 +13,26 @@ import (
 
 var _ session.Payloads = (*Store)(nil)
 
-// PutPayload implements session.Payloads; a key already stored keeps its
-// row.
-func (s *Store) PutPayload(ctx context.Context, key string, data []byte) error {
+// PutPayload implements session.Payloads: the payload and the session's
+// reference in one transaction.
+func (s *Store) PutPayload(ctx context.Context, sessionID, key string, data []byte) error {
 	if err := session.CheckPayload(key, data); err != nil {
 		return err
 	}
 	if data == nil {
 		data = []byte{}
 	}
-	if _, err := s.pool.Exec(ctx, `INSERT INTO payloads (sha256, data, size, created_at) VALUES ($1, $2, $3, $4)
-		ON CONFLICT (sha256) DO NOTHING`, key, data, len(data), ms(time.Now())); err != nil {
-		return fmt.Errorf("session: put payload %s in %s: %w", key, s.where, err)
+	err := pgx.BeginFunc(ctx, s.pool, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO payloads (sha256, data, size, created_at) VALUES ($1, $2, $3, $4)
+			ON CONFLICT (sha256) DO NOTHING`, key, data, len(data), ms(time.Now())); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO payload_refs (session_id, sha256) SELECT id, $1 FROM sessions WHERE id = $2
+			ON CONFLICT DO NOTHING`, key, sessionID)
+		return err
+	})
+	if err != nil {
+		return fmt.Errorf("session: put payload %s for session %q in %s: %w", key, sessionID, s.where, err)
 	}
 	return nil
 }

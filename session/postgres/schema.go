@@ -154,9 +154,11 @@ CREATE TABLE tldrs (
 `
 
 // migrate1to2 adds the content-addressed payloads (session.Payloads): one
-// row per payload keyed by its SHA-256 in lowercase hex; size is
-// length(data) in bytes, created_at Unix milliseconds. No foreign key: a
-// payload belongs to no one session.
+// row per payload keyed by its SHA-256 in lowercase hex (size is
+// length(data) in bytes, created_at Unix milliseconds), and one row per
+// session referencing it (payload_refs, deleted with the session); a
+// trigger deletes a payload once its last reference is deleted. A payload
+// stored for no known session has no reference and stays.
 const migrate1to2 = `
 CREATE TABLE payloads (
 	sha256     TEXT PRIMARY KEY,
@@ -164,4 +166,18 @@ CREATE TABLE payloads (
 	size       BIGINT NOT NULL,
 	created_at BIGINT NOT NULL
 );
+CREATE TABLE payload_refs (
+	session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	sha256     TEXT NOT NULL REFERENCES payloads(sha256) ON DELETE CASCADE,
+	PRIMARY KEY (session_id, sha256)
+);
+CREATE INDEX payload_refs_sha256 ON payload_refs(sha256);
+CREATE FUNCTION strata_payloads_unreferenced() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM payloads p WHERE p.sha256 = OLD.sha256
+		AND NOT EXISTS (SELECT 1 FROM payload_refs r WHERE r.sha256 = OLD.sha256);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER payloads_unreferenced AFTER DELETE ON payload_refs
+	FOR EACH ROW EXECUTE FUNCTION strata_payloads_unreferenced();
 `
