@@ -324,3 +324,68 @@ func eventPayloads(m proto.Message) []*commonpb.Payload {
 	walk(m.ProtoReflect())
 	return out
 }
+
+// TestClaimCheckCarriesTheStateOverContinueAsNew: the same session
+// continuing as new after each prompt (Spec.PromptsPerRun 1) carries its
+// 3 MB loop state into the next run as a reference, and the next run's
+// request is byte-identical to an in-process run's.
+func TestClaimCheckCarriesTheStateOverContinueAsNew(t *testing.T) {
+	addr := temporaltest.Address(t)
+	dir := t.TempDir()
+	inProc := bigReads(t, dir)
+	prompts := []string{"Read every file.", "Still there?"}
+	_, wantHistory := runInProcess(t, bigOptions(dir, inProc, session.NewMemory()), strata.SessionOptions{}, prompts...)
+
+	store := session.NewMemory()
+	dur := &model{t: t, replies: inProc.replies}
+	workers := dialWith(t, addr, claimConverter(t, store, 0))
+	queue := "strata-claim-can-" + newSessionID()
+	startWorker(t, workers, queue, WorkerOptions{Options: bigOptions(dir, dur, store)})
+	c := dialWith(t, addr, DataConverter())
+	cl := NewClient(c, queue)
+	ctx, cancel := context.WithTimeout(t.Context(), 3*time.Minute)
+	defer cancel()
+	id, err := cl.Start(ctx, Spec{PromptsPerRun: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	first, err := c.DescribeWorkflowExecution(ctx, WorkflowID(id), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range prompts {
+		for range 100 { // the update may reach the run that is just continuing as new
+			if _, err = cl.Prompt(ctx, id, p); err == nil || !strings.Contains(err.Error(), "continued as new") {
+				break
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+		if err != nil {
+			t.Fatalf("prompt %d: %v", i, err)
+		}
+	}
+	sameRequests(t, inProc.seen(), dur.seen())
+	hist, err := cl.History(ctx, id)
+	if err != nil || !sameJSON(t, hist, wantHistory) {
+		t.Errorf("the history after continuing as new differs from the in-process session's (%v)", err)
+	}
+	runID := first.WorkflowExecutionInfo.Execution.RunId
+	var carried *commonpb.Payload
+	it := c.GetWorkflowHistory(ctx, WorkflowID(id), runID, false, enumspb.HISTORY_EVENT_FILTER_TYPE_CLOSE_EVENT)
+	for it.HasNext() {
+		e, err := it.Next()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if a := e.GetWorkflowExecutionContinuedAsNewEventAttributes(); a != nil {
+			carried = a.GetInput().GetPayloads()[0]
+		}
+	}
+	if carried == nil || string(carried.Metadata[converter.MetadataEncoding]) != ClaimEncoding {
+		t.Fatalf("the first run did not continue as new with a reference: %v", carried)
+	}
+	t.Logf("the first run carried its state as %d bytes: %s", protoSize(carried), carried.Data)
+	if err := cl.End(ctx, id); err != nil {
+		t.Fatal(err)
+	}
+}
