@@ -92,8 +92,11 @@ func (ps *parts) add(p *Part) (whole bool, next int, err error) {
 // within MaxAnswerBytes, or the Part of the first one's JSON when it alone
 // is larger.
 type EventsPage struct {
+	// Events are the events from the index asked for.
 	Events []event.Event `json:"events,omitempty"`
-	Part   *Part         `json:"part,omitempty"`
+	// Part is a piece of the JSON of the event at the index asked for,
+	// when it alone is over MaxAnswerBytes (Events is then empty).
+	Part *Part `json:"part,omitempty"`
 	// More says events remain after these.
 	More bool `json:"more,omitempty"`
 }

@@ -82,8 +82,11 @@ const StagesQuery = "stages"
 type StagesProgress struct {
 	Events   []sm.Event   `json:"events,omitempty"`
 	Children []StageChild `json:"children,omitempty"`
-	Part     *Part        `json:"part,omitempty"`
-	More     bool         `json:"more,omitempty"`
+	// Part is a piece of the JSON of the event at the index asked for,
+	// when it alone is too large (Events is then empty); More says events
+	// remain after these.
+	Part *Part `json:"part,omitempty"`
+	More bool  `json:"more,omitempty"`
 }
 
 // StageChild names one stage execution's child workflow; Done says it
