@@ -58,7 +58,7 @@ func pageOf[T any](items []T, from, offset, maxItems, budget int) ([]T, *Part, b
 		if n == 0 && len(b) > budget {
 			return nil, partOf(b, offset, budget), true, nil
 		}
-		if used+len(b)+1 > budget {
+		if n > 0 && used+len(b)+1 > budget {
 			break
 		}
 		used += len(b) + 1

@@ -128,3 +128,28 @@ func TestLargeStageStateIsReadInParts(t *testing.T) {
 		t.Errorf("the state read in parts differs: %v", err)
 	}
 }
+
+// TestPagesAlwaysMoveOn: whatever the sizes — an item of exactly the
+// budget, one a byte over, many small ones — every page but the last
+// holds an item or a Part, so a reader always gets to the end, and gets
+// every item back.
+func TestPagesAlwaysMoveOn(t *testing.T) {
+	const budget = 1000
+	var items []string
+	for _, n := range []int{budget - 2, budget - 1, 3, budget, 5, budget + 1, 1} { // JSON adds the two quotes
+		items = append(items, strings.Repeat("x", n))
+	}
+	for range 400 {
+		items = append(items, "y")
+	}
+	got, err := readPaged(func(from, offset int) ([]string, *Part, bool, error) {
+		page, part, more, err := pageOf(items, from, offset, 100, budget)
+		if len(page) == 0 && part == nil && more {
+			t.Fatalf("an empty page at %d says more", from)
+		}
+		return page, part, more, err
+	})
+	if err != nil || !sameJSON(t, got, items) {
+		t.Errorf("read %d of %d items back (%v)", len(got), len(items), err)
+	}
+}
