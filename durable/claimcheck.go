@@ -109,7 +109,7 @@ const maxRemembered = 4096
 // DataConverterWith returns DataConverter's converter with the claim
 // check: a payload whose compressed, proto-encoded size is over threshold
 // bytes (0 = DefaultClaimThreshold) is stored in store under its SHA-256
-// and replaced by a reference payload (ClaimEncoding) of about 100 bytes;
+// and replaced by a reference payload (ClaimEncoding) of about 130 bytes;
 // decoding a reference reads it back and checks its hash. Smaller payloads
 // and those written by DataConverter (zlib or plain JSON) are unchanged.
 // Workers that share store (strata worker --store) should all use it; a

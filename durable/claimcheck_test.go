@@ -3,8 +3,11 @@ package durable
 import (
 	"context"
 	"crypto/rand"
+	"database/sql"
 	"encoding/base64"
 	"errors"
+	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -169,6 +172,62 @@ func TestClaimCheckDecodesOldPayloads(t *testing.T) {
 		var back string
 		if err := dc.FromPayload(p, &back); err != nil || back != v {
 			t.Errorf("%s payload (%s): %d bytes back, %v", name, p.Metadata[converter.MetadataEncoding], len(back), err)
+		}
+	}
+}
+
+// TestClaimCheckReferencesTheSession: a payload stored while encoding for
+// a session's workflow, a stage workflow or a stage execution's child (the
+// SDK's serialization context) is referenced by that session, so it goes
+// with it; one of another workflow by none.
+func TestClaimCheckReferencesTheSession(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "strata.db")
+	store, err := session.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer store.Close()
+	for _, id := range []string{"s1", "s2", "s3"} {
+		if _, err := store.CreateSession(t.Context(), session.SessionMeta{ID: id}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	dc := claimConverter(t, store, 0).(converter.DataConverterWithSerializationContext)
+	for _, c := range []struct {
+		sc   converter.SerializationContext
+		want string
+	}{
+		{converter.WorkflowSerializationContext{WorkflowID: WorkflowID("s1")}, "s1"},
+		{converter.ActivitySerializationContext{WorkflowID: stagesID("s2")}, "s2"},
+		{converter.ActivitySerializationContext{WorkflowID: stagesID("s3") + "/review/2"}, "s3"},
+		{converter.WorkflowSerializationContext{WorkflowID: "someone-else"}, ""},
+	} {
+		p, err := dc.WithSerializationContext(c.sc).ToPayload(randomText(t, 300_000))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ref claimRef
+		if err := converterJSON(p.Data, &ref); err != nil {
+			t.Fatal(err)
+		}
+		db, err := sql.Open("sqlite", path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		rows, err := db.Query(`SELECT session_id FROM payload_refs WHERE sha256 = ?`, ref.SHA256)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for rows.Next() {
+			var s string
+			rows.Scan(&s)
+			got = append(got, s)
+		}
+		rows.Close()
+		db.Close()
+		if want := []string{c.want}; c.want == "" && len(got) != 0 || c.want != "" && !slices.Equal(got, want) {
+			t.Errorf("%+v: referenced by %q; want %q", c.sc, got, c.want)
 		}
 	}
 }
