@@ -177,7 +177,9 @@ func (c *Client) Steer(ctx context.Context, sessionID, text string) error {
 }
 
 // Pending returns the approval the session's running prompt waits for (nil
-// when none).
+// when none); a call input that would pass MaxAnswerBytes comes with its
+// long fields cut, saying how much was left out (the whole call is in the
+// events and the history).
 func (c *Client) Pending(ctx context.Context, sessionID string) (*agent.ApprovalRequest, error) {
 	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", PendingQuery)
 	if err != nil {
