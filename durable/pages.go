@@ -224,15 +224,30 @@ func boundPending(p *agent.ApprovalRequest) *agent.ApprovalRequest {
 	return &q
 }
 
-// boundResult returns res within MaxAnswerBytes: when its JSON is larger,
-// the result's message and completion tool_result are left out and
+// boundResult returns res within MaxAnswerBytes: an error text over 4 KiB
+// is cut to its first 4 KiB, saying so; then, when the JSON is still
+// larger, the result's message and completion tool_result are left out and
 // MessageAt says where the message is in h, the conversation, so that
 // Client.Prompt reads them through HistoryQuery.
 func boundResult(res PromptResult, h []llm.Message) PromptResult {
-	if res.Result == nil {
+	fits := func() bool {
+		b, err := json.Marshal(res)
+		return err != nil || len(b) <= MaxAnswerBytes
+	}
+	if fits() {
 		return res
 	}
-	if b, err := json.Marshal(res); err != nil || len(b) <= MaxAnswerBytes {
+	if e := res.Error; e != nil && len(e.Text) > 4<<10 {
+		keep := 4 << 10
+		for keep > 0 && !utf8.RuneStart(e.Text[keep]) {
+			keep--
+		}
+		res.Error = &agent.StepError{Kind: e.Kind, Text: e.Text[:keep] + fmt.Sprintf("… [%d bytes left out: over durable.MaxAnswerBytes]", len(e.Text)-keep)}
+		if fits() {
+			return res
+		}
+	}
+	if res.Result == nil {
 		return res
 	}
 	at := -1

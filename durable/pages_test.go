@@ -153,3 +153,23 @@ func TestPagesAlwaysMoveOn(t *testing.T) {
 		t.Errorf("read %d of %d items back (%v)", len(got), len(items), err)
 	}
 }
+
+// TestPromptResultWithinTheBound: a prompt result whose error text is
+// 100 KB keeps the error's kind and first 4 KiB; one whose answer is
+// 100 KB leaves the message out and says where it is in the history.
+func TestPromptResultWithinTheBound(t *testing.T) {
+	h := []llm.Message{llm.UserText("q"), llm.AssistantText(randomText(t, 100_000))}
+	failed := boundResult(PromptResult{Result: &agent.Result{}, Error: &agent.StepError{Kind: "denied", Text: randomText(t, 100_000)}}, h)
+	if failed.Error.Kind != "denied" || len(failed.Error.Text) > 5<<10 || !strings.Contains(failed.Error.Text, "left out") || failed.MessageAt != 0 {
+		t.Errorf("a 100 KB error: kind %q, %d bytes, message at %d", failed.Error.Kind, len(failed.Error.Text), failed.MessageAt)
+	}
+	long := boundResult(PromptResult{Result: &agent.Result{Message: h[1], Turns: 1}}, h)
+	raw, _ := json.Marshal(long)
+	if len(raw) > MaxAnswerBytes || long.MessageAt != 2 || long.Result.Turns != 1 || long.Result.Message.Text() != "" {
+		t.Errorf("a 100 KB answer: %d bytes, message at %d", len(raw), long.MessageAt)
+	}
+	short := PromptResult{Result: &agent.Result{Message: llm.AssistantText("ok")}}
+	if got := boundResult(short, h); got.MessageAt != 0 || got.Result.Message.Text() != "ok" {
+		t.Errorf("a short answer changed: %+v", got)
+	}
+}
