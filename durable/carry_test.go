@@ -130,14 +130,10 @@ func runCaseDurable(t *testing.T, c carryCase, dir string, h *harness, id string
 
 // queryEvents returns every event of h's session workflow.
 func queryEvents(t *testing.T, h *harness) []event.Event {
-	v, err := h.env.QueryWorkflow(EventsQuery, 0)
+	evs, err := h.allEvents()
 	if err != nil {
 		t.Error(err)
 		return nil
-	}
-	var evs []event.Event
-	if err := v.Get(&evs); err != nil {
-		t.Error(err)
 	}
 	return evs
 }

@@ -20,14 +20,17 @@ import (
 )
 
 // DataConverter returns the data converter the clients and workers of
-// durable sessions should share (client.Options.DataConverter): JSON
-// payloads compressed with zlib (converter.NewZlibCodec) whenever that
-// makes them smaller. Every model-call activity carries the whole request,
-// and Temporal caps a payload at 2 MB by default (docs/durable.md, "what is
-// not carried"); conversations compress several-fold. Payloads written
-// without it still decode.
+// durable sessions share (client.Options.DataConverter) when the workers
+// have no payload store: JSON payloads compressed with zlib
+// (converter.NewZlibCodec) whenever that makes them smaller. Every
+// model-call activity carries the whole request, and Temporal caps a
+// payload at 2 MB by default (docs/durable.md, "what is not carried");
+// conversations compress several-fold. Payloads written without it still
+// decode; a claim-check reference (DataConverterWith on the workers) fails
+// to decode with an error naming the setting, as it has no store to read
+// from.
 func DataConverter() converter.DataConverter {
-	return converter.NewCodecDataConverter(converter.GetDefaultDataConverter(), converter.NewZlibCodec(converter.ZlibCodecOptions{}))
+	return newConverter(&claimCodec{claimState: &claimState{}})
 }
 
 // Client submits sessions and their prompts to the workers of a task queue.
@@ -97,6 +100,11 @@ func (c *Client) prompt(ctx context.Context, sessionID, update string, arg any) 
 		}
 		return nil, fmt.Errorf("durable: session %s: prompt: %w", sessionID, err)
 	}
+	if res.MessageAt > 0 && res.Result != nil { // left out of the update's result (MaxAnswerBytes): read it from the history
+		if err := c.resultMessage(ctx, sessionID, res.MessageAt-1, res.Result); err != nil {
+			return res.Result, err
+		}
+	}
 	if res.Error != nil {
 		return res.Result, res.Error
 	}
@@ -115,6 +123,50 @@ func (c *Client) ended(ctx context.Context, sessionID string) error {
 		return err
 	}
 	return errors.New("it ended (the end signal): start it again to prompt it")
+}
+
+// resultMessage fills r's message (and its completion tool_result) from
+// message at of the session's conversation.
+func (c *Client) resultMessage(ctx context.Context, sessionID string, at int, r *agent.Result) error {
+	var msgs []llm.Message
+	for len(msgs) < 2 {
+		page, err := c.historyPage(ctx, sessionID, at+len(msgs), 0)
+		if err != nil {
+			return fmt.Errorf("durable: session %s: read the prompt's answer (message %d): %w", sessionID, at, err)
+		}
+		if page.Part != nil {
+			m, err := readParts[llm.Message](page.Part, func(offset int) (*Part, error) {
+				p, err := c.historyPage(ctx, sessionID, at+len(msgs), offset)
+				return p.Part, err
+			})
+			if err != nil {
+				return fmt.Errorf("durable: session %s: read the prompt's answer (message %d): %w", sessionID, at, err)
+			}
+			page.Messages = []llm.Message{m}
+		}
+		if len(page.Messages) == 0 {
+			break
+		}
+		msgs = append(msgs, page.Messages...)
+	}
+	if len(msgs) == 0 || msgs[0].Role != llm.RoleAssistant {
+		return fmt.Errorf("durable: session %s: the prompt's answer is not message %d of the conversation", sessionID, at)
+	}
+	r.Message = msgs[0]
+	if r.EndedBy == "" || len(msgs) < 2 {
+		return nil
+	}
+	for _, u := range r.Message.ToolUses() {
+		if u.Name != r.EndedBy {
+			continue
+		}
+		for _, b := range msgs[1].Content {
+			if b.Type == llm.BlockToolResult && b.ID == u.ID {
+				r.ToolResult = &b
+			}
+		}
+	}
+	return nil
 }
 
 // SetMode sets the approval mode (ask, allowlist, all) of the session's
@@ -142,7 +194,9 @@ func (c *Client) Steer(ctx context.Context, sessionID, text string) error {
 }
 
 // Pending returns the approval the session's running prompt waits for (nil
-// when none).
+// when none); a call input that would pass MaxAnswerBytes comes with its
+// long fields cut, saying how much was left out (the whole call is in the
+// events and the history).
 func (c *Client) Pending(ctx context.Context, sessionID string) (*agent.ApprovalRequest, error) {
 	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", PendingQuery)
 	if err != nil {
@@ -171,50 +225,75 @@ func (c *Client) Approve(ctx context.Context, sessionID, id string, d agent.Deci
 }
 
 // Events returns the session's events from index after on (0 = from the
-// first), numbered across continue-as-new runs, at most MaxEventsPerQuery
-// at a time (ask again from after+len); events of runs before the current
+// first), numbered across continue-as-new runs: at most MaxEventsPerQuery
+// at a time within MaxAnswerBytes, or one event that alone is larger, read
+// in Parts (ask again from after+len); events of runs before the current
 // one are not kept (the session store has their turns).
 func (c *Client) Events(ctx context.Context, sessionID string, after int) ([]event.Event, error) {
-	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", EventsQuery, after)
+	ask := func(offset int) (EventsPage, error) {
+		v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", EventsQuery, after, offset)
+		if err != nil {
+			return EventsPage{}, fmt.Errorf("durable: session %s: events: %w", sessionID, err)
+		}
+		var page EventsPage
+		if err := v.Get(&page); err != nil {
+			return EventsPage{}, fmt.Errorf("durable: session %s: decode events: %w", sessionID, err)
+		}
+		return page, nil
+	}
+	page, err := ask(0)
+	if err != nil || page.Part == nil {
+		return page.Events, err
+	}
+	e, err := readParts[event.Event](page.Part, func(offset int) (*Part, error) {
+		p, err := ask(offset)
+		return p.Part, err
+	})
 	if err != nil {
-		return nil, fmt.Errorf("durable: session %s: events: %w", sessionID, err)
+		return nil, fmt.Errorf("durable: session %s: event %d: %w", sessionID, after, err)
 	}
-	var evs []event.Event
-	if err := v.Get(&evs); err != nil {
-		return nil, fmt.Errorf("durable: session %s: decode events: %w", sessionID, err)
+	return []event.Event{e}, nil
+}
+
+// historyPage asks HistoryQuery for the messages from index from (part
+// offset offset).
+func (c *Client) historyPage(ctx context.Context, sessionID string, from, offset int) (HistoryPage, error) {
+	v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", HistoryQuery, from, offset)
+	if err != nil {
+		return HistoryPage{}, fmt.Errorf("durable: session %s: history: %w", sessionID, err)
 	}
-	return evs, nil
+	var page HistoryPage
+	if err := v.Get(&page); err != nil {
+		return HistoryPage{}, fmt.Errorf("durable: session %s: decode history: %w", sessionID, err)
+	}
+	return page, nil
 }
 
 // History returns the conversation of the session (its loop state's
 // messages: the stored history the workflow started from and what it added
-// since), waiting while its workspace is still being prepared on a worker.
+// since), read in pages of MaxAnswerBytes (a message larger than that in
+// Parts), waiting while its workspace is still being prepared on a worker.
 // A session whose preparation failed (Spec.Resume and no such stored
 // session, say) returns that error.
 func (c *Client) History(ctx context.Context, sessionID string) ([]llm.Message, error) {
-	var out []llm.Message
 	for {
-		v, err := c.c.QueryWorkflow(ctx, WorkflowID(sessionID), "", HistoryQuery, len(out))
+		page, err := c.historyPage(ctx, sessionID, 0, 0)
 		if err != nil {
-			return nil, fmt.Errorf("durable: session %s: history: %w", sessionID, err)
+			return nil, err
 		}
-		var page HistoryPage
-		if err := v.Get(&page); err != nil {
-			return nil, fmt.Errorf("durable: session %s: decode history: %w", sessionID, err)
+		if page.Ready {
+			break
 		}
-		switch {
-		case !page.Ready:
-			select {
-			case <-ctx.Done():
-				return nil, fmt.Errorf("durable: session %s: history: the workspace is not prepared yet: %w", sessionID, ctx.Err())
-			case <-time.After(100 * time.Millisecond):
-			}
-		case len(page.Messages) == 0:
-			return out, nil
-		default:
-			out = append(out, page.Messages...)
+		select {
+		case <-ctx.Done():
+			return nil, fmt.Errorf("durable: session %s: history: the workspace is not prepared yet: %w", sessionID, ctx.Err())
+		case <-time.After(100 * time.Millisecond):
 		}
 	}
+	return readPaged(func(from, offset int) ([]llm.Message, *Part, bool, error) {
+		page, err := c.historyPage(ctx, sessionID, from, offset)
+		return page.Messages, page.Part, page.More, err
+	})
 }
 
 // RunStages runs stage workflow source (package workflow's format; file
@@ -234,10 +313,34 @@ func (c *Client) RunStages(ctx context.Context, spec Spec, file string, source [
 		return spec.SessionID, nil, fmt.Errorf("durable: start stage workflow %s in session %s: %w", file, spec.SessionID, err)
 	}
 	var st *sm.State
-	if err := run.Get(ctx, &st); err != nil {
+	err = run.Get(ctx, &st)
+	if st != nil && st.Source == "" { // left out of a large result (boundState): the source is ours
+		st.Source = string(source)
+	}
+	if st != nil && st.Slots == nil { // too large for the result: read the whole state in Parts
+		first, qerr := c.stagesState(ctx, run, 0)
+		if qerr == nil {
+			st, qerr = readParts[*sm.State](first, func(offset int) (*Part, error) { return c.stagesState(ctx, run, offset) })
+		}
+		if qerr != nil {
+			return spec.SessionID, st, fmt.Errorf("durable: stage workflow %s in session %s: read its final state: %w", file, spec.SessionID, errors.Join(err, qerr))
+		}
+	}
+	if err != nil {
 		return spec.SessionID, st, fmt.Errorf("durable: stage workflow %s in session %s: %w", file, spec.SessionID, err)
 	}
 	return spec.SessionID, st, nil
+}
+
+// stagesState asks run's StagesStateQuery for the Part of its state from
+// byte offset on.
+func (c *Client) stagesState(ctx context.Context, run client.WorkflowRun, offset int) (*Part, error) {
+	v, err := c.c.QueryWorkflow(ctx, run.GetID(), run.GetRunID(), StagesStateQuery, offset)
+	if err != nil {
+		return nil, err
+	}
+	var p *Part
+	return p, v.Get(&p)
 }
 
 // End ends the session's workflow once no prompt runs (a pending approval
@@ -263,6 +366,8 @@ type StagesWatch struct {
 	c        *Client
 	id       string
 	parent   int
+	parentAt int               // the byte offset of the parent's next Part
+	parts    map[string]*parts // events arriving in Parts: "" the parent's, else a child's id + "/audit" or "/loop"
 	cursors  map[string]*StageCursor
 	drained  map[string]bool // ended children whose last events were read
 	children []StageChild
@@ -271,7 +376,7 @@ type StagesWatch struct {
 // WatchStages returns a watch of session sessionID's stage workflow,
 // starting at its first event.
 func (c *Client) WatchStages(sessionID string) *StagesWatch {
-	return &StagesWatch{c: c, id: sessionID, cursors: map[string]*StageCursor{}, drained: map[string]bool{}}
+	return &StagesWatch{c: c, id: sessionID, cursors: map[string]*StageCursor{}, drained: map[string]bool{}, parts: map[string]*parts{}}
 }
 
 // Next returns the audit events (the parent's and every stage
@@ -281,7 +386,7 @@ func (c *Client) WatchStages(sessionID string) *StagesWatch {
 // query fails (its child workflow has not run yet) is asked again by the
 // next call.
 func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, error) {
-	v, err := w.c.c.QueryWorkflow(ctx, stagesID(w.id), "", StagesQuery, w.parent)
+	v, err := w.c.c.QueryWorkflow(ctx, stagesID(w.id), "", StagesQuery, w.parent, w.parentAt)
 	if err != nil {
 		return nil, nil, fmt.Errorf("durable: session %s: query the stage workflow's progress: %w", w.id, err)
 	}
@@ -291,6 +396,11 @@ func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, e
 	}
 	audit := p.Events
 	w.parent += len(p.Events)
+	if e, ok, err := takePart[sm.Event](w.parts, "", p.Part, &w.parent, &w.parentAt); err != nil {
+		return nil, nil, fmt.Errorf("durable: session %s: the stage workflow's event %d: %w", w.id, w.parent, err)
+	} else if ok {
+		audit = append(audit, e)
+	}
 	w.children = p.Children
 	var loop []StageLoopEvent
 	for _, ch := range p.Children {
@@ -312,10 +422,24 @@ func (w *StagesWatch) Next(ctx context.Context) ([]sm.Event, []StageLoopEvent, e
 		}
 		cur.Audit += len(evs.Audit)
 		cur.Loop += len(evs.Loop)
-		w.drained[ch.ID] = ch.Done && len(evs.Audit) < MaxEventsPerQuery && len(evs.Loop) < MaxEventsPerQuery
+		a, aok, err := takePart[sm.Event](w.parts, ch.ID+"/audit", evs.AuditPart, &cur.Audit, &cur.AuditOffset)
+		if err != nil {
+			return nil, nil, fmt.Errorf("durable: session %s: stage %s: audit event %d: %w", w.id, ch.Stage, cur.Audit, err)
+		}
+		l, lok, err := takePart[event.Event](w.parts, ch.ID+"/loop", evs.LoopPart, &cur.Loop, &cur.LoopOffset)
+		if err != nil {
+			return nil, nil, fmt.Errorf("durable: session %s: stage %s: loop event %d: %w", w.id, ch.Stage, cur.Loop, err)
+		}
+		w.drained[ch.ID] = ch.Done && !evs.More
 		audit = append(audit, evs.Audit...)
+		if aok {
+			audit = append(audit, a)
+		}
 		for _, e := range evs.Loop {
 			loop = append(loop, StageLoopEvent{Stage: ch.Stage, Event: e})
+		}
+		if lok {
+			loop = append(loop, StageLoopEvent{Stage: ch.Stage, Event: l})
 		}
 	}
 	slices.SortStableFunc(audit, func(a, b sm.Event) int { return a.Time.Compare(b.Time) })

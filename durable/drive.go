@@ -113,7 +113,7 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 	if recErr != nil && res.Error == nil {
 		res.Error = &agent.StepError{Text: recErr.Error()}
 	}
-	return res, nil
+	return boundResult(res, r.st.History), nil
 }
 
 // drive carries out the engine's steps from step on until the loop ends

@@ -19,6 +19,7 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 	"github.com/strata-agent/strata/session"
@@ -286,4 +287,18 @@ func sameJSON(t *testing.T, a, b any) bool {
 		return false
 	}
 	return true
+}
+
+// allEvents reads every event of the harness's session through
+// EventsQuery, page by page (an event over MaxAnswerBytes in Parts).
+func (h *harness) allEvents() ([]event.Event, error) {
+	return readPaged(func(from, offset int) ([]event.Event, *Part, bool, error) {
+		v, err := h.env.QueryWorkflow(EventsQuery, from, offset)
+		if err != nil {
+			return nil, nil, false, err
+		}
+		var p EventsPage
+		err = v.Get(&p)
+		return p.Events, p.Part, p.More, err
+	})
 }

@@ -12,7 +12,6 @@ import (
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/compact"
-	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
 )
@@ -101,12 +100,8 @@ func TestRecordIsIdempotent(t *testing.T) {
 	h.prompt("Read notes.txt, log a line, write out.txt.")
 	h.prompt("And now?")
 	h.run(spec)
-	v, err := h.env.QueryWorkflow(EventsQuery, 0)
+	evs, err := h.allEvents()
 	if err != nil {
-		t.Fatal(err)
-	}
-	var evs []event.Event
-	if err := v.Get(&evs); err != nil {
 		t.Fatal(err)
 	}
 	before, err := store.LoadSession(t.Context(), "s-rec")

@@ -48,14 +48,17 @@ const (
 	// EndSignal ends the session workflow once no prompt runs (no
 	// argument); a pending approval is rejected.
 	EndSignal = "end"
-	// EventsQuery returns the events from an index on (argument: int), at
-	// most MaxEventsPerQuery of them.
+	// EventsQuery returns an EventsPage: the events from an index on
+	// (arguments: the index, and the byte offset of a Part), at most
+	// MaxEventsPerQuery of them and MaxAnswerBytes of JSON.
 	EventsQuery = "events"
 	// HistoryQuery returns a HistoryPage: the conversation's messages from
-	// an index on (argument: int), at most MaxMessagesPerQuery of them.
+	// an index on (arguments: the index, and the byte offset of a Part), at
+	// most MaxMessagesPerQuery of them and MaxAnswerBytes of JSON.
 	HistoryQuery = "history"
 	// PendingQuery returns the pending approval (*agent.ApprovalRequest,
-	// nil when none).
+	// nil when none; a call input that would pass MaxAnswerBytes is left
+	// out, saying so).
 	PendingQuery = "pending"
 	// WorkflowIDPrefix prefixes a session's workflow id: the workflow of
 	// session S is "strata-session-S".
@@ -109,8 +112,8 @@ type Spec struct {
 	StageGrants bool `json:"stage_grants,omitempty"`
 }
 
-// MaxMessagesPerQuery bounds the messages one HistoryQuery returns, so its
-// answer stays within gRPC's message size; ask again from the next index.
+// MaxMessagesPerQuery bounds the messages one HistoryQuery returns (and
+// MaxAnswerBytes their JSON); ask again from the next index.
 const MaxMessagesPerQuery = 100
 
 // HistoryPage is HistoryQuery's answer.
@@ -120,10 +123,15 @@ type HistoryPage struct {
 	Ready bool `json:"ready"`
 	// Messages are the conversation's messages from the index asked for.
 	Messages []llm.Message `json:"messages,omitempty"`
+	// Part is a piece of the JSON of the message at the index asked for,
+	// when it alone is over MaxAnswerBytes (Messages is then empty).
+	Part *Part `json:"part,omitempty"`
+	// More says messages remain after these.
+	More bool `json:"more,omitempty"`
 }
 
-// MaxEventsPerQuery bounds the events one EventsQuery returns, so its
-// answer stays within gRPC's message size; ask again from the next index.
+// MaxEventsPerQuery bounds the events one EventsQuery returns (and
+// MaxAnswerBytes their JSON); ask again from the next index.
 const MaxEventsPerQuery = 1000
 
 // DefaultPromptsPerRun is Spec.PromptsPerRun's default.
@@ -303,7 +311,11 @@ type Approval struct {
 
 // PromptResult is what PromptUpdate returns: the prompt's result and the
 // error it ended with (Error's text, Kind one of agent.StepError's kinds).
+// A result whose JSON would pass MaxAnswerBytes comes without its message
+// and completion tool_result: MessageAt is then the message's index in the
+// conversation plus one (HistoryQuery), and Client.Prompt reads them there.
 type PromptResult struct {
-	Result *agent.Result    `json:"result,omitempty"`
-	Error  *agent.StepError `json:"error,omitempty"`
+	Result    *agent.Result    `json:"result,omitempty"`
+	Error     *agent.StepError `json:"error,omitempty"`
+	MessageAt int              `json:"message_at,omitempty"`
 }

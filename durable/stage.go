@@ -63,20 +63,28 @@ type StageFinished struct {
 }
 
 // StageCursor is where a reader of a stage execution's events is: the
-// index of the next audit event and of the next loop event.
+// index of the next audit event and of the next loop event, and the byte
+// offsets of their next Parts when they come in parts.
 type StageCursor struct {
-	Audit int `json:"audit"`
-	Loop  int `json:"loop"`
+	Audit       int `json:"audit"`
+	Loop        int `json:"loop"`
+	AuditOffset int `json:"audit_offset,omitempty"`
+	LoopOffset  int `json:"loop_offset,omitempty"`
 }
 
 // StageEvents are a stage execution's events from a cursor on: its audit
 // events (package workflow's: StageEntered, StageGranted, StageExited…)
 // and its loop's events (messages, tool calls), at most
-// MaxEventsPerQuery of each.
+// MaxEventsPerQuery of each and half of MaxAnswerBytes of JSON each; an
+// event larger than that comes as a Part (AuditPart, LoopPart).
 type StageEvents struct {
-	Stage string        `json:"stage"`
-	Audit []sm.Event    `json:"audit,omitempty"`
-	Loop  []event.Event `json:"loop,omitempty"`
+	Stage     string        `json:"stage"`
+	Audit     []sm.Event    `json:"audit,omitempty"`
+	Loop      []event.Event `json:"loop,omitempty"`
+	AuditPart *Part         `json:"audit_part,omitempty"`
+	LoopPart  *Part         `json:"loop_part,omitempty"`
+	// More says events remain after these.
+	More bool `json:"more,omitempty"`
 }
 
 // stageRun is one stage execution's child workflow.
@@ -100,14 +108,11 @@ type stageRun struct {
 func StageWorkflow(ctx workflow.Context, in StageInput) (StageResult, error) {
 	r := &stageRun{in: in}
 	err := workflow.SetQueryHandler(ctx, StageEventsQuery, func(c StageCursor) (StageEvents, error) {
-		out := StageEvents{Stage: in.Stage}
-		if c.Audit < len(r.audit) {
-			out.Audit = r.audit[c.Audit:min(len(r.audit), c.Audit+MaxEventsPerQuery)]
+		var loop []event.Event
+		if r.loop != nil {
+			loop = r.loop.events
 		}
-		if r.loop != nil && c.Loop < len(r.loop.events) {
-			out.Loop = r.loop.events[c.Loop:min(len(r.loop.events), c.Loop+MaxEventsPerQuery)]
-		}
-		return out, nil
+		return stageEvents(in.Stage, r.audit, loop, c) // bounded by bytes (pages.go)
 	})
 	if err != nil {
 		return StageResult{}, err
@@ -218,10 +223,12 @@ func (r *stageRun) ask(ctx workflow.Context, auth *sm.Authority, call llm.Block)
 // grants registers PendingGrantQuery and GrantUpdate.
 func (r *stageRun) grants(ctx workflow.Context) error {
 	err := workflow.SetQueryHandler(ctx, PendingGrantQuery, func() (*sm.GrantRequest, error) {
-		if r.answer != nil {
+		if r.answer != nil || r.pending == nil {
 			return nil, nil
 		}
-		return r.pending, nil
+		g := *r.pending
+		g.Call = boundCall(g.Call, g) // within MaxAnswerBytes (pages.go)
+		return &g, nil
 	})
 	if err != nil {
 		return err

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -62,18 +63,30 @@ type StageResult struct {
 	State   *sm.State `json:"state"`
 }
 
-// StagesQuery is the parent stage workflow's query (argument: the index
-// of the first event wanted) returning its StagesProgress.
+// StagesStateQuery is the parent stage workflow's query (argument: a byte
+// offset) returning a Part of the JSON of its whole state: how a client
+// reads a final state too large for the workflow's result (boundState).
+const StagesStateQuery = "stages_state"
+
+// StagesQuery is the parent stage workflow's query (arguments: the index
+// of the first event wanted, and the byte offset of its Part) returning its
+// StagesProgress.
 const StagesQuery = "stages"
 
 // StagesProgress is what StagesQuery returns: the parent's own audit
 // events from the index asked on (SessionTurnStart and SessionTurnEnd
-// around each entry, WorkflowExit), at most MaxEventsPerQuery, and every
-// stage execution's child workflow started so far, in order (its events:
-// StageEventsQuery).
+// around each entry, WorkflowExit), at most MaxEventsPerQuery and
+// MaxAnswerBytes of JSON with the children (an event larger than that as a
+// Part), and every stage execution's child workflow started so far, in
+// order (its events: StageEventsQuery).
 type StagesProgress struct {
 	Events   []sm.Event   `json:"events,omitempty"`
 	Children []StageChild `json:"children,omitempty"`
+	// Part is a piece of the JSON of the event at the index asked for,
+	// when it alone is too large (Events is then empty); More says events
+	// remain after these.
+	Part *Part `json:"part,omitempty"`
+	More bool  `json:"more,omitempty"`
 }
 
 // StageChild names one stage execution's child workflow; Done says it
@@ -106,19 +119,32 @@ func (r *stagesRun) emit(ctx workflow.Context, e sm.Event) {
 // concurrent children, strictly cancelled together when one fails, and
 // the state is saved to the session's store after every entry, as `strata
 // workflow run` saves it. It returns the final state; a workflow whose
-// outcome is fail returns it too (State.Outcome says so).
+// outcome is fail returns it too (State.Outcome says so). The state
+// returned is bounded by MaxAnswerBytes (boundState: without its Source, or
+// its Slots, which StagesStateQuery answers).
 func StagesWorkflow(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	r := &stagesRun{in: in}
-	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after int) (StagesProgress, error) {
-		p := StagesProgress{Children: r.children}
-		if after >= 0 && after < len(r.audit) {
-			p.Events = r.audit[after:min(len(r.audit), after+MaxEventsPerQuery)]
-		}
-		return p, nil
+	err := workflow.SetQueryHandler(ctx, StagesQuery, func(after, offset int) (StagesProgress, error) {
+		return stagesProgress(r.audit, r.children, after, offset) // bounded by bytes (pages.go)
 	})
+	if err == nil {
+		err = workflow.SetQueryHandler(ctx, StagesStateQuery, func(offset int) (*Part, error) {
+			b, err := json.Marshal(r.st)
+			if err != nil {
+				return nil, fmt.Errorf("durable: encode the stage workflow's state: %w", err)
+			}
+			return partOf(b, offset, MaxAnswerBytes-answerReserve), nil
+		})
+	}
 	if err != nil {
 		return nil, err
 	}
+	st, err := r.run(ctx, in)
+	return boundState(st), err
+}
+
+// run is StagesWorkflow's body: it returns the final state.
+func (r *stagesRun) run(ctx workflow.Context, in StagesInput) (*sm.State, error) {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 3}})
 	if err := workflow.ExecuteActivity(actx, BeginStagesActivity, in).Get(ctx, &r.st); err != nil {

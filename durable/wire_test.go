@@ -71,14 +71,10 @@ func TestRecordedStreamThroughTheWorkflow(t *testing.T) {
 	h.prompt("What is the weather in Paris?")
 	var got []event.Kind
 	h.then(func() {
-		v, err := h.env.QueryWorkflow(EventsQuery, 0)
+		evs, err := h.allEvents()
 		if err != nil {
 			t.Error(err)
 			return
-		}
-		var evs []event.Event
-		if err := v.Get(&evs); err != nil {
-			t.Error(err)
 		}
 		for _, e := range evs {
 			got = append(got, e.Kind)

@@ -292,25 +292,20 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 	if err != nil {
 		return err
 	}
-	err = workflow.SetQueryHandler(ctx, EventsQuery, func(after int) ([]event.Event, error) {
-		i := max(after-r.in.EventBase, 0)
-		if i > len(r.events) {
-			return nil, nil
-		}
-		return r.events[i:min(len(r.events), i+MaxEventsPerQuery)], nil
+	err = workflow.SetQueryHandler(ctx, EventsQuery, func(after, offset int) (EventsPage, error) {
+		return eventsPage(r.events, max(after-r.in.EventBase, 0), offset) // bounded by bytes (pages.go)
 	})
 	if err != nil {
 		return err
 	}
-	err = workflow.SetQueryHandler(ctx, HistoryQuery, func(from int) (HistoryPage, error) {
+	err = workflow.SetQueryHandler(ctx, HistoryQuery, func(from, offset int) (HistoryPage, error) {
 		switch {
 		case r.broken != nil:
 			return HistoryPage{}, r.broken
 		case r.st == nil:
 			return HistoryPage{}, nil
 		}
-		h := r.st.History[min(max(from, 0), len(r.st.History)):]
-		return HistoryPage{Ready: true, Messages: h[:min(len(h), MaxMessagesPerQuery)]}, nil
+		return historyPage(r.st.History, max(from, 0), offset)
 	})
 	if err != nil {
 		return err
@@ -319,7 +314,7 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 		if r.answer != nil {
 			return nil, nil
 		}
-		return r.pending, nil
+		return boundPending(r.pending), nil
 	})
 }
 

@@ -34,6 +34,7 @@ type Memory struct {
 	pings    map[string][]Ping              // by session id, in the order stored
 	tldrs    map[string]map[string]string   // by session id, then key (Store.SaveTLDR)
 	blobs    map[blobKind]map[string][]byte // checkpoints by loop id, workflow states by session id (blobs.go)
+	payloads map[string][]byte              // by SHA-256 (Payloads)
 	clock    func() time.Time               // leases' clock; nil = time.Now (tests set it)
 }
 
@@ -75,7 +76,7 @@ func NewMemory() *Memory {
 func (m *Memory) Close() error {
 	m.mu.Lock()
 	defer m.mu.Unlock()
-	m.closed, m.sessions, m.loops, m.leases, m.pings, m.tldrs, m.blobs = true, nil, nil, nil, nil, nil, nil
+	m.closed, m.sessions, m.loops, m.leases, m.pings, m.tldrs, m.blobs, m.payloads = true, nil, nil, nil, nil, nil, nil, nil
 	return nil
 }
 

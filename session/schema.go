@@ -9,7 +9,7 @@ import (
 // SchemaVersion is the schema version this package reads and writes, kept in
 // the database's PRAGMA user_version. Open migrates older files up to it and
 // refuses newer ones.
-const SchemaVersion = 6
+const SchemaVersion = 7
 
 // migrations[v] migrates a database at version v to version v+1, inside the
 // transaction Open holds. Append to it (never edit a released step) and bump
@@ -21,6 +21,7 @@ var migrations = []func(ctx context.Context, tx *sql.Tx) error{
 	migrate3to4,
 	migrate4to5,
 	migrate5to6,
+	migrate6to7,
 }
 
 // migrate brings db to SchemaVersion in one immediate transaction, so that two

@@ -54,7 +54,7 @@ func TestOpenCreatesAndMigratesSchema(t *testing.T) {
 		tables = append(tables, n)
 	}
 	rows.Close()
-	if strings.Join(tables, ",") != "checkpoints,leases,loops,messages,pings,sessions,tldrs,turns,workflow_states" {
+	if strings.Join(tables, ",") != "checkpoints,leases,loops,messages,payload_refs,payloads,pings,sessions,tldrs,turns,workflow_states" {
 		t.Errorf("tables %v", tables)
 	}
 	// The journal mode is the file's: a plain connection sees WAL too.

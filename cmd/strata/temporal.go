@@ -14,6 +14,7 @@ import (
 	tlog "go.temporal.io/sdk/log"
 
 	"github.com/strata-agent/strata/durable"
+	"github.com/strata-agent/strata/session"
 )
 
 // defaultTaskQueue is the Temporal task queue 'strata worker' polls and the
@@ -39,6 +40,11 @@ type temporalFlags struct {
 	// FlagSet's Changed): a submitted Spec carries --layout and --approve
 	// only when given, so that the workers' own defaults apply otherwise.
 	changed func(name string) bool
+	// payloads, when set, is the store of the claim check (a worker's
+	// --store): payloads over claimThreshold bytes (0 = the default) go
+	// there instead of through Temporal (docs/durable.md, "Claim check").
+	payloads       session.Payloads
+	claimThreshold int
 }
 
 // add adds the flags to fl.
@@ -68,8 +74,8 @@ func (t temporalFlags) check() error {
 }
 
 // dial connects to the Temporal server and checks that it answers (within
-// 10 s), with durable's data converter (zlib payloads; clients and workers
-// must agree) and, when OTEL_* configures telemetry, Temporal's
+// 10 s), with durable's data converter (zlib payloads; with t.payloads the
+// claim check too) and, when OTEL_* configures telemetry, Temporal's
 // OpenTelemetry interceptor, so that the client's and the workers' spans
 // join one trace (docs/durable.md, "Traces"). The SDK's log lines go to
 // strata's log file (and stderr with --verbose). The caller closes the
@@ -80,6 +86,13 @@ func (t temporalFlags) dial(ctx context.Context) (client.Client, error) {
 	}
 	opts := client.Options{HostPort: t.addr, Namespace: t.namespace, Logger: temporalLogger(),
 		DataConverter: durable.DataConverter()}
+	if t.payloads != nil {
+		dc, err := durable.DataConverterWith(t.payloads, t.claimThreshold)
+		if err != nil {
+			return nil, usagef("--claim-threshold: %v", err)
+		}
+		opts.DataConverter = dc
+	}
 	if sdk := startTelemetry(); sdk != nil && sdk.TracerProvider != nil {
 		ic, err := durable.Tracing(sdk.TracerProvider)
 		if err != nil {

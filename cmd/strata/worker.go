@@ -12,6 +12,7 @@ import (
 	"go.temporal.io/sdk/worker"
 
 	"github.com/strata-agent/strata/durable"
+	"github.com/strata-agent/strata/session"
 )
 
 func init() { register(newWorkerCmd) }
@@ -20,6 +21,7 @@ func newWorkerCmd() *cobra.Command {
 	var f runFlags
 	var t temporalFlags
 	var idle time.Duration
+	var threshold int
 	cmd := &cobra.Command{
 		Use:   "worker --temporal HOST:PORT [--task-queue Q] [--namespace N] [run flags]",
 		Short: "Run strata's Temporal workers: durable sessions submitted with --temporal run here",
@@ -35,6 +37,11 @@ override them. API keys come from this worker's environment; without
 one the offline demo answers, as for 'strata run'. Run every worker of a queue
 in the same directory (or one the sessions' workspace paths resolve in) with the
 same store, so that a session continues on any of them after a crash.
+
+Payloads over --claim-threshold bytes after compression (a long conversation,
+large file reads) are kept in --store, which every worker of the queue must
+share (SQLite on a shared disk, or PostgreSQL), and Temporal's history holds a
+reference: the claim check (docs/durable.md). Clients never need the store.
 
 Delivery (docs/durable.md): model calls are retried by provider error class;
 side-effecting tool calls run at most once (a call lost with a crashed worker
@@ -52,6 +59,7 @@ A dev server for trying it: scripts/temporal-dev start.`,
 			if idle == 0 {
 				idle = -1 // WorkerOptions: negative keeps them open
 			}
+			t.claimThreshold = threshold
 			return workerMain(cmd.Context(), f, t, idle)
 		},
 	}
@@ -59,6 +67,8 @@ A dev server for trying it: scripts/temporal-dev start.`,
 	t.add(cmd.Flags())
 	cmd.Flags().DurationVar(&idle, "idle-workspace", durable.DefaultIdleWorkspace,
 		"close a workspace no session has used this long (its MCP servers stop; the next session reopens it); 0 keeps them open")
+	cmd.Flags().IntVar(&threshold, "claim-threshold", durable.DefaultClaimThreshold,
+		fmt.Sprintf("bytes (after compression) over which a payload is kept in --store instead of Temporal's history (at least %d)", durable.MinClaimThreshold))
 	_ = cmd.Flags().MarkHidden("format") // a worker prints nothing of the sessions
 	return cmd
 }
@@ -75,6 +85,9 @@ func workerMain(ctx context.Context, f runFlags, t temporalFlags, idle time.Dura
 		return err
 	}
 	defer o.Store.Close()
+	if p, ok := o.Store.(session.Payloads); ok { // the claim check's store: every worker of the queue shares it
+		t.payloads = p
+	}
 	withTelemetry(&o)
 	c, err := t.dial(ctx)
 	if err != nil {

@@ -5,6 +5,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
+
 	"github.com/strata-agent/strata/session"
 	"github.com/strata-agent/strata/session/postgres"
 	"github.com/strata-agent/strata/session/postgres/pgtest"
@@ -67,4 +69,20 @@ func TestAgreesWithSQLite(t *testing.T) {
 		return s
 	}}
 	storetest.Agree(t, sqlite, backend)
+}
+
+// TestPayloadsFollowTheirSessions: deleting a session's row deletes the
+// payloads only it referenced (docs/sessions.md, "Payloads").
+func TestPayloadsFollowTheirSessions(t *testing.T) {
+	d := pgtest.EmptyDSN(t)
+	s := open(t, d)
+	conn, err := pgx.Connect(t.Context(), d)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close(context.Background())
+	storetest.PayloadsFollowTheirSessions(t, s, func(id string) error {
+		_, err := conn.Exec(t.Context(), `DELETE FROM sessions WHERE id = $1`, id)
+		return err
+	})
 }

@@ -11,13 +11,14 @@ import (
 // SchemaVersion is the version of the schema this package reads and writes,
 // kept in the strata_schema table. Version 1 holds what version 4 of the
 // SQLite store holds (session.SchemaVersion): sessions, loops chained by
-// previous_loop_id, turns, message parts, leases, pings and tl;drs.
-const SchemaVersion = 1
+// previous_loop_id, turns, message parts, leases, pings and tl;drs;
+// version 2 adds the content-addressed payloads (session.Payloads).
+const SchemaVersion = 2
 
 // migrations[v] migrates the schema from version v to v+1, inside the
 // migration's transaction. Add a step to the end (never edit a released one)
 // and bump SchemaVersion.
-var migrations = []string{migrate0to1}
+var migrations = []string{migrate0to1, migrate1to2}
 
 // migrateLock is the advisory lock key that serializes migrations of one
 // database: two processes opening it at once cannot both create the tables.
@@ -150,4 +151,33 @@ CREATE TABLE tldrs (
 	created_at    BIGINT NOT NULL,
 	PRIMARY KEY (session_id, source_sha256)
 );
+`
+
+// migrate1to2 adds the content-addressed payloads (session.Payloads): one
+// row per payload keyed by its SHA-256 in lowercase hex (size is
+// length(data) in bytes, created_at Unix milliseconds), and one row per
+// session referencing it (payload_refs, deleted with the session); a
+// trigger deletes a payload once its last reference is deleted. A payload
+// stored for no known session has no reference and stays.
+const migrate1to2 = `
+CREATE TABLE payloads (
+	sha256     TEXT PRIMARY KEY,
+	data       BYTEA NOT NULL,
+	size       BIGINT NOT NULL,
+	created_at BIGINT NOT NULL
+);
+CREATE TABLE payload_refs (
+	session_id TEXT NOT NULL REFERENCES sessions(id) ON DELETE CASCADE,
+	sha256     TEXT NOT NULL REFERENCES payloads(sha256) ON DELETE CASCADE,
+	PRIMARY KEY (session_id, sha256)
+);
+CREATE INDEX payload_refs_sha256 ON payload_refs(sha256);
+CREATE FUNCTION strata_payloads_unreferenced() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+	DELETE FROM payloads p WHERE p.sha256 = OLD.sha256
+		AND NOT EXISTS (SELECT 1 FROM payload_refs r WHERE r.sha256 = OLD.sha256);
+	RETURN NULL;
+END $$;
+CREATE TRIGGER payloads_unreferenced AFTER DELETE ON payload_refs
+	FOR EACH ROW EXECUTE FUNCTION strata_payloads_unreferenced();
 `

@@ -10,7 +10,7 @@
 // Run drives each store with the events the agent loop emits (Script: the
 // same events agent.Agent emits, without a provider), through a
 // session.Recorder, and checks what the store answers: histories, pending
-// tool calls, branches, atomic Steps, leases, pings and tl;drs, prefixes,
+// tool calls, branches, atomic Steps, leases, pings, tl;drs and payloads, prefixes,
 // copies, closed stores and concurrent readers.
 package storetest
 
@@ -74,6 +74,8 @@ func (b Backend) open(t *testing.T, needs []string) session.Store {
 			_, ok = s.(session.TLDRStore)
 		case "pings":
 			_, ok = s.(session.Pinger)
+		case "payloads":
+			_, ok = s.(session.Payloads)
 		}
 		if !ok {
 			t.Skipf("%s: the store does not implement the optional interface this test needs (%s)", b.Name, n)
@@ -109,7 +111,7 @@ func full(s session.Core) session.Store {
 var tests = []struct {
 	name  string
 	run   func(t *testing.T, b Backend, s session.Store)
-	needs []string // optional interfaces: branch, leases, tldrs, pings
+	needs []string // optional interfaces: branch, leases, tldrs, pings, payloads
 }{
 	{"ListSessionsFiltersByCwd", testListSessionsFiltersByCwd, nil},
 	{"ValuesAreCopies", testValuesAreCopies, nil},
@@ -131,6 +133,7 @@ var tests = []struct {
 	{"Branch", testBranch, []string{"branch"}},
 	{"ConcurrentReadersWhileWriting", testConcurrentReadersWhileWriting, nil},
 	{"TLDRsAreStoredWithTheirSession", testTLDRsAreStoredWithTheirSession, []string{"tldrs"}},
+	{"PayloadsAreContentAddressed", testPayloadsAreContentAddressed, []string{"payloads"}},
 }
 
 // Run runs the whole contract against b, one subtest per behaviour, each on a
