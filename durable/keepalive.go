@@ -257,9 +257,10 @@ func (a *Activities) Ping(ctx context.Context, in PingInput) (PingOutput, error)
 
 // storedPing reports whether the store already holds session id's ping of
 // event e (a retried record whose first attempt stored it): the same
-// time, to the store's millisecond.
+// time, to the store's millisecond. A first attempt does not read the
+// store.
 func storedPing(ctx context.Context, store session.Store, id string, e event.Event) (bool, error) {
-	if activity.GetInfo(ctx).Attempt <= 1 {
+	if activity.IsActivity(ctx) && activity.GetInfo(ctx).Attempt <= 1 {
 		return false, nil
 	}
 	d, err := store.LoadSession(ctx, id)
