@@ -36,6 +36,11 @@ one the offline demo answers, as for 'strata run'. Run every worker of a queue
 in the same directory (or one the sessions' workspace paths resolve in) with the
 same store, so that a session continues on any of them after a crash.
 
+Keep-alive pings (--keepalive, auto by default as for chat and acp) are this
+worker's: the session workflow re-sends a session's last request with
+max_tokens 1 from a workflow timer while it idles, through a ping activity
+(docs/durable.md, "Keep-alive pings"; docs/keepalive.md).
+
 Delivery (docs/durable.md): model calls are retried by provider error class;
 side-effecting tool calls run at most once (a call lost with a crashed worker
 reaches the model as interrupted); read-only tools may be retried.
@@ -56,6 +61,7 @@ A dev server for trying it: scripts/temporal-dev start.`,
 		},
 	}
 	addRunFlags(cmd, &f)
+	addKeepAliveFlag(cmd, &f) // the workflow pings between prompts (docs/durable.md, "Keep-alive pings")
 	t.add(cmd.Flags())
 	cmd.Flags().DurationVar(&idle, "idle-workspace", durable.DefaultIdleWorkspace,
 		"close a workspace no session has used this long (its MCP servers stop; the next session reopens it); 0 keeps them open")
