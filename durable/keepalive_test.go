@@ -21,11 +21,22 @@ var (
 	kaPingUsage   = llm.Usage{Input: 3, CacheRead: 2000, Output: 1}
 )
 
-// pingServer is a priced Anthropic model on a loopback server (the real
-// SDK through BaseURL, so the workspace is not offline): prompts get a
-// text answer, pings one token; every body is kept.
+// pingServer is pingModel on a loopback server, for the real SDK through
+// BaseURL (so the workspace is not offline: its model is priced).
 func pingServer(t *testing.T) (*model, string) {
-	m := &model{t: t, replies: func(_ int, body string) replay.Response {
+	m := pingModel(t)
+	srv, err := replay.NewResponder(m.respond)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { srv.Close() })
+	return m, srv.URL()
+}
+
+// pingModel is an Anthropic model whose prompts get a text answer and
+// whose pings one token; every body is kept.
+func pingModel(t *testing.T) *model {
+	return &model{t: t, replies: func(_ int, body string) replay.Response {
 		r := replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}, Usage: kaPromptUsage}
 		if pingtest.IsPing(t, body) {
 			r = replay.Reply{Blocks: []llm.Block{llm.TextBlock("O")}, Stop: llm.StopMaxTokens, Usage: kaPingUsage}
@@ -36,12 +47,6 @@ func pingServer(t *testing.T) (*model, string) {
 		}
 		return resp
 	}}
-	srv, err := replay.NewResponder(m.respond)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { srv.Close() })
-	return m, srv.URL()
 }
 
 // pingOptions are the workspace options of the keep-alive comparisons:
