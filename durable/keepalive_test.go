@@ -23,8 +23,8 @@ var (
 
 // pingServer is pingModel on a loopback server, for the real SDK through
 // BaseURL (so the workspace is not offline: its model is priced).
-func pingServer(t *testing.T) (*model, string) {
-	m := pingModel(t)
+func pingServer(t *testing.T, replies ...[]llm.Block) (*model, string) {
+	m := pingModel(t, replies...)
 	srv, err := replay.NewResponder(m.respond)
 	if err != nil {
 		t.Fatal(err)
@@ -33,13 +33,23 @@ func pingServer(t *testing.T) (*model, string) {
 	return m, srv.URL()
 }
 
-// pingModel is an Anthropic model whose prompts get a text answer and
-// whose pings one token; every body is kept.
-func pingModel(t *testing.T) *model {
+// pingModel is an Anthropic model whose pings get one token and whose
+// other requests get replies in order (a text answer past their end);
+// every body is kept.
+func pingModel(t *testing.T, replies ...[]llm.Block) *model {
+	var mu sync.Mutex
+	calls := 0
 	return &model{t: t, replies: func(_ int, body string) replay.Response {
 		r := replay.Reply{Blocks: []llm.Block{llm.TextBlock("done")}, Usage: kaPromptUsage}
 		if pingtest.IsPing(t, body) {
 			r = replay.Reply{Blocks: []llm.Block{llm.TextBlock("O")}, Stop: llm.StopMaxTokens, Usage: kaPingUsage}
+		} else {
+			mu.Lock()
+			if calls < len(replies) {
+				r.Blocks = replies[calls]
+			}
+			calls++
+			mu.Unlock()
 		}
 		resp, err := replay.Turn(llm.APIAnthropic, r)
 		if err != nil {
@@ -297,5 +307,44 @@ func TestKeepAliveStretchSurvivesContinueAsNew(t *testing.T) {
 	}
 	if n := len(m.seen()); n != 2 {
 		t.Errorf("after end the model saw %d requests; want 2 (end stops the pings)", n)
+	}
+}
+
+// Pings go on while a prompt waits for a person (or a tool runs), as in
+// process (docs/keepalive.md, rule 3): a tool call answered 10 minutes
+// later gets two pings of the request that asked for it in between, and
+// the prompt's turns are stored whole around them.
+func TestKeepAlivePingsWhileAnApprovalWaits(t *testing.T) {
+	m, url := pingServer(t, []llm.Block{use("toolu_k1", "execute_bash", `{"command":"echo approved","summary":"echo"}`)})
+	store := session.NewMemory()
+	o := pingOptions(t.TempDir(), url, store, keepalive.Options{MaxPings: 2})
+	o.Mode = agent.ModeAsk
+	h := newHarness(t, WorkerOptions{Options: o})
+	h.prompt("Run it.")
+	h.env.RegisterDelayedCallback(func() {
+		if n := len(m.seen()); n != 3 {
+			t.Errorf("10 minutes into the approval wait the model saw %d requests; want the prompt's and 2 pings", n)
+		}
+		h.env.UpdateWorkflow(ApproveUpdate, "approve", &testUpdate{t: t, want: true}, Approval{ID: "toolu_k1", Decision: agent.AllowOnce})
+	}, 10*time.Minute)
+	var pings []event.Event
+	h.then(func() { pings = h.pingEvents(); h.next() })
+	h.run(Spec{SessionID: "s-wait"})
+	b := m.seen()
+	if len(b) != 4 || !pingtest.IsPing(t, b[1]) || !pingtest.IsPing(t, b[2]) || pingtest.IsPing(t, b[3]) || !strings.Contains(b[3], "approved") {
+		t.Fatalf("the model saw %d requests; want the prompt's, 2 pings, then the tool result's", len(b))
+	}
+	if !sameJSON(t, pingtest.WithoutMaxTokens(t, b[1]), pingtest.WithoutMaxTokens(t, b[0])) {
+		t.Error("the ping is not the request that asked for the tool call")
+	}
+	if len(h.results) != 1 || h.results[0].Error != nil {
+		t.Fatalf("prompt results %+v", h.results)
+	}
+	d, err := store.LoadSession(t.Context(), "s-wait")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(pings) != 2 || len(d.Pings) != 2 || len(d.Turns) != 2 {
+		t.Errorf("%d ping events, %d stored pings, %d stored turns; want 2, 2 and 2", len(pings), len(d.Pings), len(d.Turns))
 	}
 }
