@@ -1,6 +1,8 @@
 package durable
 
 import (
+	"context"
+	"errors"
 	"strings"
 	"sync"
 	"testing"
@@ -346,5 +348,35 @@ func TestKeepAlivePingsWhileAnApprovalWaits(t *testing.T) {
 	}
 	if len(pings) != 2 || len(d.Pings) != 2 || len(d.Turns) != 2 {
 		t.Errorf("%d ping events, %d stored pings, %d stored turns; want 2, 2 and 2", len(pings), len(d.Pings), len(d.Turns))
+	}
+}
+
+// noPingStore is a session store whose disk is full when a ping is
+// stored.
+type noPingStore struct{ session.Store }
+
+func (noPingStore) AddPing(context.Context, string, session.Ping) error {
+	return errors.New("disk full")
+}
+
+// A ping the worker's store cannot hold is no silent loss: the next
+// prompt's result carries the error naming the session and the ping (the
+// prompt still runs, as after a turn the store could not hold).
+func TestKeepAlivePingNotStoredIsReported(t *testing.T) {
+	m, url := pingServer(t)
+	h := newHarness(t, WorkerOptions{Options: pingOptions(t.TempDir(), url, noPingStore{session.NewMemory()}, keepalive.Options{MaxPings: 1})})
+	h.prompt("first question")
+	h.after(30*time.Minute, func() {})
+	h.prompt("second question")
+	h.run(Spec{SessionID: "s-noping"})
+	if n := len(m.seen()); n != 3 {
+		t.Fatalf("the model saw %d requests; want 2 prompts and the ping between them", n)
+	}
+	if len(h.results) != 2 || h.results[0].Error != nil {
+		t.Fatalf("prompt results %+v", h.results)
+	}
+	e := h.results[1].Error
+	if e == nil || !strings.Contains(e.Text, "s-noping") || !strings.Contains(e.Text, "keep-alive ping 1") || !strings.Contains(e.Text, "disk full") {
+		t.Errorf("the prompt after an unstored ping reports %v; want the session, the ping and the store's error", e)
 	}
 }
