@@ -1,6 +1,7 @@
 package main
 
 import (
+	"io"
 	"testing"
 
 	"github.com/strata-agent/strata/cachesim"
@@ -30,5 +31,17 @@ func TestRemoteStatusCountsPings(t *testing.T) {
 	}
 	if in.Context != call.PromptTokens()+call.Output {
 		t.Errorf("context %d; want the model call's %d (a ping adds nothing to the conversation)", in.Context, call.PromptTokens()+call.Output)
+	}
+}
+
+// A remote session sums the pings' usage from their events, for the plain
+// chat's total (withKeepAlive in process).
+func TestRemoteSessionSumsPings(t *testing.T) {
+	ping := llm.Usage{Input: 3, CacheRead: 2000, Output: 1}
+	rs := &remoteSession{out: newPrinter(io.Discard, "json")}
+	rs.show(event.Event{Kind: event.CacheKeepAlive, Usage: &ping, Ping: 1})
+	rs.show(event.Event{Kind: event.CacheKeepAlive, Usage: &ping, Ping: 2})
+	if want := ping.Add(ping); rs.pings != want {
+		t.Errorf("pings %+v; want %+v", rs.pings, want)
 	}
 }
