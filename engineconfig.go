@@ -43,3 +43,10 @@ func (s *Session) LoopState() agent.State { return s.rt.LoopState() }
 func (s *Session) ForkLoop(o ForkOptions) (agent.Config, agent.State, error) {
 	return s.rt.ForkLoop(o.Overrides)
 }
+
+// Offline reports whether the workspace's provider serves scripted
+// answers on 127.0.0.1 (Options.Replay, Options.Respond, the CLI's offline
+// demo) rather than a model: keep-alive pings are then off unless both
+// keepalive.Options.MaxPings and Interval are given (keepalive.Resolve),
+// for drivers that ping away from the workspace (package durable).
+func (w *Workspace) Offline() bool { return w.rt.Offline() }

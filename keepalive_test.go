@@ -1,7 +1,6 @@
 package strata_test
 
 import (
-	"encoding/json"
 	"github.com/strata-agent/strata/keepalive"
 	"maps"
 	"reflect"
@@ -14,6 +13,7 @@ import (
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/event"
+	"github.com/strata-agent/strata/internal/pingtest"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/llm/replay"
 )
@@ -107,15 +107,7 @@ var (
 )
 
 // isPing reports whether an Anthropic request body asks for one token.
-func isPing(t *testing.T, body string) bool {
-	var v struct {
-		MaxTokens int `json:"max_tokens"`
-	}
-	if err := json.Unmarshal([]byte(body), &v); err != nil {
-		t.Errorf("request body is not JSON: %v", err)
-	}
-	return v.MaxTokens == 1
-}
+var isPing = pingtest.IsPing
 
 // keepAliveModel answers prompts with text and pings with one token; every
 // body is kept.
@@ -155,15 +147,7 @@ func keepAliveEvents(s *strata.Session) func() []event.Event {
 }
 
 // withoutMaxTokens returns body's JSON object without max_tokens.
-func withoutMaxTokens(t *testing.T, body string) map[string]any {
-	t.Helper()
-	var m map[string]any
-	if err := json.Unmarshal([]byte(body), &m); err != nil {
-		t.Fatal(err)
-	}
-	delete(m, "max_tokens")
-	return m
-}
+var withoutMaxTokens = pingtest.WithoutMaxTokens
 
 // A ping is the last request the real Anthropic SDK sent, byte for byte in
 // every field (system, tools, messages, cache_control breakpoints) but

@@ -85,6 +85,7 @@ func Register(w worker.Registry, o WorkerOptions) *Activities {
 	w.RegisterActivityWithOptions(a.ModelCall, activity.RegisterOptions{Name: ModelCallActivity})
 	w.RegisterActivityWithOptions(a.ToolCall, activity.RegisterOptions{Name: ToolCallActivity})
 	w.RegisterActivityWithOptions(a.Record, activity.RegisterOptions{Name: RecordActivity})
+	w.RegisterActivityWithOptions(a.Ping, activity.RegisterOptions{Name: PingActivity})
 	w.RegisterActivityWithOptions(a.Hook, activity.RegisterOptions{Name: HookActivity})
 	w.RegisterActivityWithOptions(a.Gather, activity.RegisterOptions{Name: GatherActivity})
 	w.RegisterActivityWithOptions(a.Turn, activity.RegisterOptions{Name: TurnActivity})
@@ -255,6 +256,7 @@ func (a *Activities) Prepare(ctx context.Context, spec Spec) (Blueprint, error) 
 			spec.SessionID, len(pending), pending[0].Name, pending[0].ID, spec.SessionID), "pending", nil)
 	}
 	bp := blueprint(spec.SessionID, o.cfg, st)
+	bp.KeepAlive = keepAliveOf(a.opts.Options.KeepAlive, o.ws.Offline(), o.cfg)
 	if bp.HookStates, err = a.initialStates(o); err != nil {
 		return Blueprint{}, temporal.NewNonRetryableApplicationError(err.Error(), "state", err)
 	}
@@ -466,6 +468,13 @@ func (a *Activities) Record(ctx context.Context, in RecordInput) error {
 				next[e.Turn.LoopID] = n
 			}
 			if e.Turn.Index < n {
+				continue
+			}
+		}
+		if e.Kind == event.CacheKeepAlive {
+			if done, err := storedPing(ctx, store, in.Spec.SessionID, e); err != nil {
+				return fmt.Errorf("durable: session %s: read its stored pings: %w", in.Spec.SessionID, err)
+			} else if done {
 				continue
 			}
 		}

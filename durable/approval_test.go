@@ -2,13 +2,9 @@ package durable
 
 import (
 	"context"
-	"errors"
 	"strings"
 	"testing"
 	"time"
-
-	"go.temporal.io/sdk/converter"
-	"go.temporal.io/sdk/workflow"
 
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
@@ -144,14 +140,7 @@ func TestContinueAsNewKeepsTheState(t *testing.T) {
 	h.prompt("first")
 	h.keep = true
 	h.start(SessionInput{Spec: spec})
-	var can *workflow.ContinueAsNewError
-	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("first run ended with %v, want continue-as-new", err)
-	}
-	var next SessionInput
-	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
-		t.Fatal(err)
-	}
+	next := h.continued()
 	if next.State == nil || len(next.State.History) != 2 || next.Blueprint == nil {
 		t.Fatalf("continue-as-new input carries state %+v", next.State)
 	}
@@ -160,9 +149,7 @@ func TestContinueAsNewKeepsTheState(t *testing.T) {
 	h2.prompt("second")
 	h2.keep = true
 	h2.start(next)
-	if err := h2.env.GetWorkflowError(); !errors.As(err, &can) {
-		t.Fatalf("second run ended with %v, want continue-as-new", err)
-	}
+	h2.continued()
 	a, b := inProc.seen(), dur.seen()
 	if len(a) != 2 || len(b) != 2 || a[1] != b[1] {
 		t.Fatalf("second prompt's request differs after continue-as-new:\n in-process: %q\n durable:    %q", a, b)

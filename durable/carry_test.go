@@ -554,14 +554,7 @@ func TestCarriedHookStateSurvivesContinueAsNew(t *testing.T) {
 		h.prompt(p)
 		h.keep = true
 		h.start(in)
-		var can *workflow.ContinueAsNewError
-		if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
-			t.Fatalf("run %d ended with %v, want a continue-as-new", i+1, err)
-		}
-		in = SessionInput{}
-		if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &in); err != nil {
-			t.Fatal(err)
-		}
+		in = h.continued()
 		if in.Blueprint == nil || len(in.Blueprint.HookStates) == 0 {
 			t.Fatalf("run %d: the continue-as-new carries no hook state", i+1)
 		}

@@ -110,6 +110,9 @@ func (r *sessionRun) promptWith(ctx workflow.Context, in PromptInput) (PromptRes
 	if err := r.record(ctx, len(r.events)); err != nil && recErr == nil {
 		recErr = err
 	}
+	if err := r.keep.takeRecErr(); err != nil && recErr == nil {
+		recErr = err
+	}
 	if recErr != nil && res.Error == nil {
 		res.Error = &agent.StepError{Text: recErr.Error()}
 	}
@@ -181,7 +184,10 @@ func (r *driver) send(ctx workflow.Context, step agent.Step) agent.Step {
 	})
 	var out ModelCallOutput
 	bg := context.Background()
+	start := workflow.Now(ctx)
+	r.keep.sending()
 	err := workflow.ExecuteActivity(actx, ModelCallActivity, ModelCallInput{Spec: r.in.Spec, Request: step.Request, CorrelationID: step.CorrelationID, Turn: step.Turn}).Get(ctx, &out)
+	r.keep.sent(step.Request, start, err == nil && out.Response != nil)
 	if err != nil {
 		return r.eng.Responded(bg, r.st, nil, activityCause(err))
 	}
@@ -297,11 +303,21 @@ func (r *sessionRun) record(ctx workflow.Context, upTo int) error {
 	}
 	var evs []event.Event
 	for _, e := range r.events[r.recorded:upTo] {
-		if recordKinds[e.Kind] {
+		if recordKinds[e.Kind] && e.Kind != event.CacheKeepAlive { // the pinger records its pings as they happen (keepalive.go)
 			evs = append(evs, e)
 		}
 	}
 	r.recorded = upTo
+	if err := r.recordEvents(ctx, evs); err != nil {
+		return fmt.Errorf("durable: session %s: the prompt ran but its turns could not be stored on a worker: %w", r.bp.SessionID, err)
+	}
+	return nil
+}
+
+// recordEvents writes evs to the worker's session store (the record
+// activity), even when the workflow is being cancelled, and returns the
+// activity's error.
+func (r *sessionRun) recordEvents(ctx workflow.Context, evs []event.Event) error {
 	if len(evs) == 0 {
 		return nil
 	}
@@ -311,7 +327,7 @@ func (r *sessionRun) record(ctx workflow.Context, upTo int) error {
 	actx := workflow.WithActivityOptions(ctx, workflow.ActivityOptions{StartToCloseTimeout: 2 * time.Minute,
 		RetryPolicy: &temporal.RetryPolicy{MaximumAttempts: 10}})
 	if err := workflow.ExecuteActivity(actx, RecordActivity, RecordInput{Spec: r.in.Spec, Events: evs}).Get(ctx, nil); err != nil {
-		return fmt.Errorf("durable: session %s: the prompt ran but its turns could not be stored on a worker: %w", r.bp.SessionID, activityCause(err))
+		return activityCause(err)
 	}
 	return nil
 }

@@ -2,6 +2,7 @@ package durable
 
 import (
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
@@ -11,9 +12,11 @@ import (
 	"time"
 
 	"go.temporal.io/sdk/client"
+	"go.temporal.io/sdk/converter"
 	tlog "go.temporal.io/sdk/log"
 	"go.temporal.io/sdk/testsuite"
 	"go.temporal.io/sdk/worker"
+	"go.temporal.io/sdk/workflow"
 
 	_ "github.com/strata-agent/strata/llm/anthropic" // the scripted model speaks the Anthropic wire
 
@@ -301,4 +304,19 @@ func (h *harness) allEvents() ([]event.Event, error) {
 		err = v.Get(&p)
 		return p.Events, p.Part, p.More, err
 	})
+}
+
+// continued returns the input h's run continued as new with, failing the
+// test when the run ended otherwise.
+func (h *harness) continued() SessionInput {
+	h.t.Helper()
+	var can *workflow.ContinueAsNewError
+	if err := h.env.GetWorkflowError(); !errors.As(err, &can) {
+		h.t.Fatalf("the run ended with %v, want a continue-as-new", err)
+	}
+	var next SessionInput
+	if err := converter.GetDefaultDataConverter().FromPayloads(can.Input, &next); err != nil {
+		h.t.Fatal(err)
+	}
+	return next
 }

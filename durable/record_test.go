@@ -18,6 +18,7 @@ import (
 	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
 	"github.com/strata-agent/strata/internal/temporaltest"
+	"github.com/strata-agent/strata/keepalive"
 	"github.com/strata-agent/strata/llm"
 	"github.com/strata-agent/strata/session"
 )
@@ -91,7 +92,29 @@ func TestRecordHistories(t *testing.T) {
 		_, err := cl.Prompt(ctx, id, "Run it.")
 		return err
 	}
-	opts := map[string]func(o *strata.Options){"carried": func(o *strata.Options) {
+	// A session whose worker pings (keepalive.go): two pings 2 s apart
+	// after the first prompt (timers fired, ping and record activities),
+	// then a prompt whose stretch's timer `end` cancels.
+	pinged := pingModel(t)
+	runs = append(runs, struct {
+		name string
+		m    *model
+		spec Spec
+		run  func(ctx context.Context, cl *Client, id string) error
+	}{"keep_alive", pinged, Spec{SessionID: "rec-keep-alive"}, func(ctx context.Context, cl *Client, id string) error {
+		if _, err := cl.Prompt(ctx, id, "first question"); err != nil {
+			return err
+		}
+		time.Sleep(5500 * time.Millisecond)
+		if n := len(pinged.seen()); n != 3 {
+			return fmt.Errorf("keep_alive: the model saw %d requests after the first prompt and 5.5 s; want the prompt's and 2 pings", n)
+		}
+		_, err := cl.Prompt(ctx, id, "second question")
+		return err
+	}})
+	opts := map[string]func(o *strata.Options){"keep_alive": func(o *strata.Options) {
+		o.KeepAlive = keepalive.Options{MaxPings: 2, Interval: 2 * time.Second} // a scripted model: both set, as in process
+	}, "carried": func(o *strata.Options) {
 		o.Layout, o.DisableRepoContext, o.Hooks = "tiered", false, programHooks()
 		o.BeforeTurn = func(context.Context, agent.TurnInfo) error { return nil }
 		o.AfterTurn = func(context.Context, agent.TurnRecord) {}

@@ -13,13 +13,14 @@ import (
 // recorded from a real dev server (a multi-tool session, an approval with
 // steering, a session that continued as new twice, a stage workflow with
 // a parallel group and one of its stage children, a session whose hooks,
-// Gather and turn callbacks run as activities) through the SDK's
+// Gather and turn callbacks run as activities, a session whose worker
+// pings: timers, ping and record activities) through the SDK's
 // workflow replayer: the workflow code makes the same commands from the
 // same history, so it is deterministic.
 func TestReplayRecordedHistories(t *testing.T) {
 	files, err := filepath.Glob(filepath.Join("testdata", "*.history.json"))
-	if err != nil || len(files) < 8 {
-		t.Fatalf("want the 8 recorded histories in testdata (go test ./durable -run TestRecordHistories -record), found %d: %v", len(files), err)
+	if err != nil || len(files) < 9 {
+		t.Fatalf("want the 9 recorded histories in testdata (go test ./durable -run TestRecordHistories -record), found %d: %v", len(files), err)
 	}
 	for _, f := range files {
 		t.Run(filepath.Base(f), func(t *testing.T) {

@@ -221,6 +221,10 @@ type Blueprint struct {
 	// State is the session's loop state when the workflow started (a new
 	// session's is empty; a resumed one's carries its history).
 	State agent.State `json:"state"`
+	// KeepAlive is the worker's keep-alive ask for the session
+	// (strata.Options.KeepAlive; nil = no pings): the workflow pings
+	// between model calls (docs/durable.md, "Keep-alive pings").
+	KeepAlive *KeepAlive `json:"keep_alive,omitempty"`
 	// NotCarried names the parts of the worker's Config the workflow
 	// cannot run (a token counter of its own): announced as a Progress
 	// event when the session starts.

@@ -35,6 +35,9 @@ type SessionInput struct {
 	// how many ids the previous runs made.
 	EventBase int `json:"event_base,omitempty"`
 	IDs       int `json:"ids,omitempty"`
+	// KeepAlive is the keep-alive stretch the previous run left (nil:
+	// none): its pings go on in this run.
+	KeepAlive *KeepAliveCarry `json:"keep_alive,omitempty"`
 }
 
 // driver drives agent.Engine's steps from workflow code: the engine built
@@ -68,6 +71,7 @@ type driver struct {
 	// callbacks.
 	extend  func(*agent.Config)
 	carried *carried // the worker's callbacks as activities (carry.go)
+	keep    *keeper  // the session's keep-alive pings (keepalive.go); nil = none
 }
 
 // newDriver returns a driver of in's loop whose ids come from seed.
@@ -120,6 +124,9 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 	for _, s := range in.Steering {
 		r.queue.Steer(s)
 	}
+	if r.keep = newKeeper(r.bp, in.KeepAlive); r.keep != nil {
+		workflow.Go(ctx, r.keepAlive)
+	}
 	if in.Blueprint == nil && len(r.bp.NotCarried) > 0 {
 		r.emit(ctx, event.Event{Kind: event.Progress, Text: fmt.Sprintf("durable session: not carried into the workflow: %v (docs/durable.md)", r.bp.NotCarried)})
 	}
@@ -148,8 +155,8 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 	if err != nil {
 		return err
 	}
-	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) }); err != nil {
-		return err
+	if err := workflow.Await(ctx, func() bool { return workflow.AllHandlersFinished(ctx) && (r.keep == nil || !r.keep.pinging) }); err != nil {
+		return err // a ping in flight is waited for, so its usage is stored; a pending timer is not
 	}
 	if r.ended {
 		return nil
@@ -163,7 +170,7 @@ func SessionWorkflow(ctx workflow.Context, in SessionInput) error {
 	}
 	st := *r.st
 	next := SessionInput{Spec: r.in.Spec, Blueprint: &r.bp, State: &st, Steering: r.queue.TakeSteering(),
-		EventBase: in.EventBase + len(r.events), IDs: r.ids}
+		EventBase: in.EventBase + len(r.events), IDs: r.ids, KeepAlive: r.keep.carry()}
 	return workflow.NewContinueAsNewError(ctx, SessionWorkflowName, next)
 }
 
@@ -318,9 +325,12 @@ func (r *sessionRun) handlers(ctx workflow.Context) error {
 	})
 }
 
-// emit adds a workflow-made event to the log, dated by workflow time.
+// emit adds a workflow-made event to the log, dated by workflow time
+// unless it has a time.
 func (r *driver) emit(ctx workflow.Context, e event.Event) {
-	e.Time = workflow.Now(ctx)
+	if e.Time.IsZero() {
+		e.Time = workflow.Now(ctx)
+	}
 	e.Seq = int64(len(r.events) + 1)
 	r.events = append(r.events, e)
 }

@@ -60,6 +60,12 @@ type Options struct {
 	Clock Clock
 }
 
+// Asked reports whether o asks for pings: On, MaxPings, Interval or Clock
+// set, and not Off.
+func (o Options) Asked() bool {
+	return !o.Off && (o.On || o.MaxPings > 0 || o.Interval > 0 || o.Clock != nil)
+}
+
 // Clock is the time source of keep-alive pings, as the time
 // package's Now and AfterFunc: AfterFunc calls f once, on a goroutine of its
 // own, after d, unless stop is called first; stop reports whether it
@@ -174,18 +180,28 @@ func (k *Keeper) Wrap(p llm.Provider, model string, layout prompt.Layout) llm.Pr
 	return keptProvider{k}
 }
 
-// resolve is the policy of the Options for the stretch after req (nil:
-// before any request) on api and model: the default, capped by MaxPings
-// and timed by Interval when they are set; offline or without a price,
-// exactly MaxPings and Interval when both are set.
+// resolve is Resolve for the keeper's options, layout and provider.
 func (k *Keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
-	o := k.opts
-	asked := o.On || o.MaxPings > 0 || o.Interval > 0 || o.Clock != nil
-	if o.Off || !asked || !k.keeps || !api.TakesBreakpoints() {
+	return Resolve(k.opts, k.keeps, k.offline, api, model, req)
+}
+
+// Resolve is the keep-alive policy of o for the idle stretch after req
+// (nil: before any request) on a provider speaking api with model, for a
+// layout that counts on pings (keeps: prompt.KeepsAliveOf) and a provider
+// that serves scripted answers or not (offline): the default (Default),
+// capped by MaxPings and timed by Interval when they are set; offline or
+// without a price, exactly MaxPings and Interval when both are set. The
+// zero policy sends no ping: o does not ask (On, MaxPings, Interval or
+// Clock), o.Off, a layout that does not count on pings, or an API without
+// cache breakpoints (docs/keepalive.md, rules 1 and 4). It is a pure
+// function of its arguments — no clock, no I/O — so a Temporal workflow
+// may call it (package durable).
+func Resolve(o Options, keeps, offline bool, api llm.API, model string, req *llm.Request) cachesim.KeepAlive {
+	if !o.Asked() || !keeps || !api.TakesBreakpoints() {
 		return cachesim.KeepAlive{}
 	}
 	p, priced := cachesim.Lookup(model)
-	if k.offline || !priced {
+	if offline || !priced {
 		if o.MaxPings > 0 && o.Interval > 0 {
 			return cachesim.KeepAlive{Interval: o.Interval, MaxPings: o.MaxPings}
 		}
@@ -203,6 +219,30 @@ func (k *Keeper) resolve(api llm.API, model string, req *llm.Request) cachesim.K
 	}
 	return pol
 }
+
+// Pingable reports whether req may be pinged under policy pol: a policy
+// with pings, a request with cache breakpoints (a layout that places none
+// has no entry to keep), and no thinking budget (Anthropic wants
+// max_tokens above budget_tokens, and a ping without thinking would not
+// read the messages' entries: docs/keepalive.md, rule 4). Pure, as
+// Resolve.
+func Pingable(pol cachesim.KeepAlive, req *llm.Request) bool {
+	return req != nil && pol.Interval > 0 && pol.MaxPings > 0 &&
+		len(req.Breakpoints) > 0 && req.Reasoning.BudgetTokens == 0
+}
+
+// PingRequest returns the keep-alive ping of req: a deep copy (later
+// changes to the loop's history, blocks or knobs cannot change it) with
+// MaxTokens 1 (docs/keepalive.md, rule 2).
+func PingRequest(req *llm.Request) *llm.Request {
+	c := cloneRequest(req)
+	c.MaxTokens = 1
+	return c
+}
+
+// PingText is the text of ping n of an idle stretch of at most maxPings
+// (event.CacheKeepAlive's Text).
+func PingText(n, maxPings int) string { return fmt.Sprintf("keep-alive ping %d of %d", n, maxPings) }
 
 // keptProvider is the loop's view of the Keeper: the inner provider, with
 // every request seen.
@@ -245,16 +285,9 @@ func (k *Keeper) provider() llm.Provider {
 	return k.inner
 }
 
-// pingable reports whether the last request may be pinged: a policy for
-// it, a request with cache breakpoints (a layout that places none has no
-// entry to keep), and no thinking budget (Anthropic wants max_tokens above
-// budget_tokens, and a ping without thinking would not read the messages'
-// entries: docs/keepalive.md, rule 4). Called with mu held.
-func (k *Keeper) pingable() bool {
-	r := k.last
-	return r != nil && k.policy.Interval > 0 && k.policy.MaxPings > 0 &&
-		len(r.Breakpoints) > 0 && r.Reasoning.BudgetTokens == 0
-}
+// pingable reports whether the last request may be pinged (Pingable).
+// Called with mu held.
+func (k *Keeper) pingable() bool { return Pingable(k.policy, k.last) }
 
 // arm schedules the next ping, Interval after lastTouch, when the session
 // is idle and the stretch has pings left. Called with mu held.
@@ -289,8 +322,7 @@ func (k *Keeper) ping(gen uint64) {
 	k.pinging = true
 	k.pings++
 	n, maxPings := k.pings, k.policy.MaxPings
-	req := cloneRequest(k.last)
-	req.MaxTokens = 1
+	req := PingRequest(k.last)
 	inner, model := k.inner, k.model
 	start := k.clock.Now()
 	k.wg.Add(1)
@@ -327,7 +359,7 @@ func (k *Keeper) ping(gen uint64) {
 	// Dated by the keep-alive clock, when the ping went out: two pings are
 	// never stored with the same time however fast they answer.
 	k.bus.Emit(event.Event{Kind: event.CacheKeepAlive, Time: start, Usage: &u, Provider: inner.Name(), Model: model, Ping: n,
-		Text: fmt.Sprintf("keep-alive ping %d of %d", n, maxPings)})
+		Text: PingText(n, maxPings)})
 }
 
 // Close stops the timer, ends an in-flight ping and waits for it.

@@ -91,6 +91,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 	if err := rs.dc.End(context.WithoutCancel(ctx), rs.ID); err != nil && chatErr == nil {
 		chatErr = fmt.Errorf("ending the session workflow: %w", err)
 	}
+	total.Usage = total.Usage.Add(rs.pings) // the pings seen up to the last prompt, as withKeepAlive in process
 	if f.format == "text" {
 		fmt.Fprintf(os.Stderr, "[temporal · %d model call(s) · tokens: input %d, output %d · session %s]\n",
 			total.Turns, total.Usage.Input, total.Usage.Output, rs.ID)

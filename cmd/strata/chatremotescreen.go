@@ -74,7 +74,8 @@ func remoteChatScreen(ctx context.Context, f runFlags, t temporalFlags) error {
 // remoteStatus is what the status bar of a remote chat shows, read from
 // the session's events: the provider and model of the last request (the
 // flags' until one is sent), the context the conversation holds after
-// it (its prompt tokens plus its output) and the calls' cost in USD.
+// it (its prompt tokens plus its output) and the calls' cost in USD, the
+// workers' keep-alive pings included (docs/durable.md).
 type remoteStatus struct {
 	mu                               sync.Mutex
 	provider, model, layout, session string
@@ -97,6 +98,8 @@ func (s *remoteStatus) observe(e event.Event) {
 	case e.Kind == event.ProviderResponse && e.Usage != nil:
 		s.usage = s.usage.Add(*e.Usage)
 		s.context = e.Usage.PromptTokens() + e.Usage.Output
+	case e.Kind == event.CacheKeepAlive && e.Usage != nil: // a worker's ping costs, as in process; the context is unchanged
+		s.usage = s.usage.Add(*e.Usage)
 	}
 }
 

@@ -44,9 +44,10 @@ func (k *keepAliveFlag) Type() string { return "N|auto" }
 // checkKeepAlive validates the config file's keepalive value.
 func checkKeepAlive(s string) error { return new(keepAliveFlag).Set(s) }
 
-// addKeepAliveFlag adds --keepalive to an interactive command (chat, acp):
-// its sessions idle between prompts. One-shot `run` has no pings: its
-// process exits when the prompt ends.
+// addKeepAliveFlag adds --keepalive to an interactive command (chat, acp)
+// and to `worker`, whose durable sessions ping from the workflow: their
+// sessions idle between prompts. One-shot `run` has no pings: its process
+// exits when the prompt ends.
 func addKeepAliveFlag(cmd *cobra.Command, f *runFlags) {
 	f.keepalive = &keepAliveFlag{auto: true}
 	cmd.Flags().Var(f.keepalive, "keepalive",

@@ -7,7 +7,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// --keepalive takes auto or a count (0 = off) on chat and acp; run has no
+// --keepalive takes auto or a count (0 = off) on chat, acp and worker; run has no
 // pings; the config file's keepalive is checked the same way.
 func TestKeepAliveFlag(t *testing.T) {
 	for _, tt := range []struct {
@@ -39,7 +39,9 @@ func TestKeepAliveFlag(t *testing.T) {
 	if got := (runFlags{}).keepalive.options(); got != (keepalive.Options{Off: true}) {
 		t.Errorf("run's keep-alive options %+v; want off", got)
 	}
-	if newChatCmd().Flags().Lookup("keepalive").DefValue != "auto" || newACPCmd().Flags().Lookup("keepalive").DefValue != "auto" {
-		t.Error("chat and acp do not default to --keepalive auto")
+	for _, cmd := range []*cobra.Command{newChatCmd(), newACPCmd(), newWorkerCmd()} {
+		if f := cmd.Flags().Lookup("keepalive"); f == nil || f.DefValue != "auto" {
+			t.Errorf("%s does not default to --keepalive auto (a worker's durable sessions ping too: docs/durable.md)", cmd.Name())
+		}
 	}
 }

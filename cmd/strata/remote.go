@@ -30,6 +30,10 @@ type remoteSession struct {
 	out      *printer
 	streamed bool   // text deltas were printed for the current assistant message
 	loop     string // the loop of the last event with a turn (the JSON result's loop_id)
+	// pings sums the usage of the workers' keep-alive pings seen so far
+	// (their cache_keepalive events), which chat adds to its total as the
+	// in-process chat does.
+	pings llm.Usage
 	// steer, when set (chat on a terminal), delivers the lines typed while a
 	// prompt runs: each is sent as a steering message ("/steer " optional).
 	steer <-chan string
@@ -175,6 +179,8 @@ func (rs *remoteSession) show(e event.Event) {
 		rs.loop = e.Turn.LoopID
 	}
 	switch {
+	case e.Kind == event.CacheKeepAlive && e.Usage != nil:
+		rs.pings = rs.pings.Add(*e.Usage)
 	case e.Kind == event.MessageStart:
 		rs.streamed = false
 	case e.Kind == event.MessageUpdate && e.Delta != nil && e.Delta.Type == llm.DeltaText:

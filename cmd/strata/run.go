@@ -41,7 +41,7 @@ type runFlags struct {
 	webFetchPrivate                            bool // --web-fetch-private
 	continueHere                               bool // -c/--continue: the last session of this directory
 	knobs                                      knobFlags
-	keepalive                                  *keepAliveFlag // --keepalive (chat, acp); nil = no pings (run)
+	keepalive                                  *keepAliveFlag // --keepalive (chat, acp, worker); nil = no pings (run)
 
 	// first is the chat's first prompt ('strata "a question"'), not a flag.
 	first string

@@ -43,7 +43,7 @@ var settings = []setting{
 	{key: "stream_idle_timeout", flag: "stream-idle-timeout", kind: "duration"},
 	{key: "max_retry_delay", flag: "max-retry-delay", kind: "duration"},
 	{key: "request_timeout", flag: "request-timeout", kind: "duration"},
-	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive},          // chat and acp only
+	{key: "keepalive", flag: "keepalive", kind: "string", check: checkKeepAlive},          // chat, acp and worker
 	{key: "store", flag: "store", env: "STRATA_STORE", kind: "string", check: checkStore}, // --db is its older name
 	{key: "max_subagent_depth", flag: "max-subagent-depth", kind: "int"},
 	{key: "max_subagents_per_response", flag: "max-subagents-per-response", kind: "int"},

@@ -43,6 +43,11 @@ large file reads) are kept in --store, which every worker of the queue must
 share (SQLite on a shared disk, or PostgreSQL), and Temporal's history holds a
 reference: the claim check (docs/durable.md). Clients never need the store.
 
+Keep-alive pings (--keepalive, auto by default as for chat and acp) are this
+worker's: the session workflow re-sends a session's last request with
+max_tokens 1 from a workflow timer while it idles, through a ping activity
+(docs/durable.md, "Keep-alive pings"; docs/keepalive.md).
+
 Delivery (docs/durable.md): model calls are retried by provider error class;
 side-effecting tool calls run at most once (a call lost with a crashed worker
 reaches the model as interrupted); read-only tools may be retried.
@@ -64,6 +69,7 @@ A dev server for trying it: scripts/temporal-dev start.`,
 		},
 	}
 	addRunFlags(cmd, &f)
+	addKeepAliveFlag(cmd, &f) // the workflow pings between prompts (docs/durable.md, "Keep-alive pings")
 	t.add(cmd.Flags())
 	cmd.Flags().DurationVar(&idle, "idle-workspace", durable.DefaultIdleWorkspace,
 		"close a workspace no session has used this long (its MCP servers stop; the next session reopens it); 0 keeps them open")

@@ -37,3 +37,6 @@ func (s *Session) LoopState() agent.State {
 	st.History, st.HistoryDigest = slices.Clone(s.agent.History()), ""
 	return st
 }
+
+// Offline implements strata.Workspace.Offline (documented there).
+func (w *Workspace) Offline() bool { return w.prov.ReplayURL() != "" }

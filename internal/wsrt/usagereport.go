@@ -34,7 +34,7 @@ func (s *Session) KeepAlive() keepalive.Stats { return s.keep.Stats() }
 func (s *Session) keepAlive(prov llm.Provider, model string, layout prompt.Layout) llm.Provider {
 	if s.keep == nil {
 		w := s.ws
-		s.keep = keepalive.New(w.opts.KeepAlive, w.prov.ReplayURL() != "", s.bus, func() string { return s.id })
+		s.keep = keepalive.New(w.opts.KeepAlive, w.Offline(), s.bus, func() string { return s.id })
 	}
 	return s.keep.Wrap(prov, model, layout)
 }
