@@ -124,14 +124,11 @@ func (h *harness) after(d time.Duration, f func()) {
 // query).
 func (h *harness) pingEvents() []event.Event {
 	h.t.Helper()
-	v, err := h.env.QueryWorkflow(EventsQuery, 0)
+	evs, err := h.allEvents()
 	if err != nil {
 		h.t.Fatalf("events query: %v", err)
 	}
-	var evs, out []event.Event
-	if err := v.Get(&evs); err != nil {
-		h.t.Fatal(err)
-	}
+	var out []event.Event
 	for _, e := range evs {
 		if e.Kind == event.CacheKeepAlive {
 			out = append(out, e)
