@@ -70,9 +70,7 @@ func specOf(f runFlags, session string) (durable.Spec, error) {
 	if len(f.replayFiles) > 0 {
 		return durable.Spec{}, usagef("--replay with --temporal: the workers answer with their own provider; pass --replay to 'strata worker'")
 	}
-	// --session ID continues a stored session: an id the workers' store
-	// lacks is an error, not a new session (Spec.Resume).
-	return durable.Spec{SessionID: session, Resume: session != "", Dir: dir, Agent: f.agentFile, Provider: f.provider, Model: f.model,
+	return durable.Spec{SessionID: session, Dir: dir, Agent: f.agentFile, Provider: f.provider, Model: f.model,
 		Layout: f.layout, Mode: mode, MaxTurns: f.maxTurns, MaxSessionTokens: f.maxSessionTokens}, nil
 }
 
@@ -111,6 +109,9 @@ func startRemote(ctx context.Context, f runFlags, t temporalFlags) (*remoteSessi
 	if err != nil {
 		return nil, nil, err
 	}
+	// --session ID continues a stored session: an id the workers' store
+	// lacks is an error, not a new session (Spec.Resume).
+	spec.Resume = f.session != ""
 	id, err := dc.Start(ctx, spec)
 	if err != nil {
 		closeClient()
