@@ -9,7 +9,9 @@ import (
 
 	sdk "github.com/coder/acp-go-sdk"
 
+	"github.com/strata-agent/strata"
 	"github.com/strata-agent/strata/agent"
+	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/remote"
 )
 
@@ -44,7 +46,8 @@ type RemoteOptions struct {
 // prompt is over (a remote prompt cannot be stopped mid-way). Not over
 // Temporal: MCP servers passed by the client (the workers run the
 // workspace's), fs and terminal methods of the client. session/set_mode
-// sets the mode of the session's next prompts. A prompt with
+// sets the mode of the session's next prompts. Each prompt ends with a
+// usage_update read from the session's events (remote.Usage). A prompt with
 // images cannot steer (-32600), as in process. When the
 // connection ends every session's workflow is ended.
 func ServeRemote(ctx context.Context, o RemoteOptions, in io.Reader, out io.Writer) error {
@@ -143,8 +146,13 @@ func (s *remoteServer) add(id string) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	m := &mapper{conn: s.conn, session: sdk.SessionId(id), dialect: s.dialect}
+	use := &remote.Usage{} // the usage_update, read from the session's events
+	m.report = func() strata.UsageReport {
+		r := use.Report()
+		return strata.UsageReport{Context: r.Context, Window: r.Window, CostUSD: r.CostUSD, Priced: r.Priced}
+	}
 	x := &remoteSess{mapper: m}
-	x.drive = remote.Session{Service: s.o.Service, ID: id, Observe: m.observe,
+	x.drive = remote.Session{Service: s.o.Service, ID: id, Observe: func(e event.Event) { use.Observe(e); m.observe(e) },
 		Approver: &permission{conn: s.conn, session: sdk.SessionId(id)}}
 	s.sessions[id] = x
 }
@@ -230,6 +238,7 @@ func (s *remoteServer) Prompt(ctx context.Context, p sdk.PromptRequest) (sdk.Pro
 	// The prompt runs on the workers whatever happens to this request (the
 	// SDK cancels it when another prompt of the session arrives).
 	res, perr := x.drive.PromptWith(context.WithoutCancel(ctx), text, images, x.steer)
+	x.mapper.sendUsage() // before the response, as in process
 	stop := stopReason(res, perr, context.Background())
 	s.mu.Lock()
 	x.stop, x.done = stop, nil

@@ -4,14 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
-	"sync"
 
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/event"
-	"github.com/strata-agent/strata/internal/providers"
+	"github.com/strata-agent/strata/internal/remote"
 	"github.com/strata-agent/strata/internal/tui"
-	"github.com/strata-agent/strata/llm"
 )
 
 // remoteChatScreen is 'strata chat --temporal' on a terminal: the
@@ -32,10 +29,11 @@ func remoteChatScreen(ctx context.Context, f runFlags, t temporalFlags) error {
 	var send lazySend
 	say := transcriptSay(send.send)
 	rs.warn = say // the no-worker hint goes into the transcript, not over the screen
-	st := &remoteStatus{provider: f.provider, model: f.model, layout: f.layout, session: rs.ID}
+	st := &remoteStatus{layout: f.layout, session: rs.ID}
+	st.Seed(f.provider, f.model)
 	rs.Observe = func(e event.Event) {
 		rs.heard.Store(true)
-		st.observe(e)
+		st.Observe(e)
 		send.send(tui.EventMsg{Event: e})
 	}
 	rs.Approver = tui.Approver{Send: send.send}
@@ -71,52 +69,18 @@ func remoteChatScreen(ctx context.Context, f runFlags, t temporalFlags) error {
 	return runErr
 }
 
-// remoteStatus is what the status bar of a remote chat shows, read from
-// the session's events: the provider and model of the last request (the
-// flags' until one is sent), the context the conversation holds after
-// it (its prompt tokens plus its output) and the calls' cost in USD, the
-// workers' keep-alive pings included (docs/durable.md).
+// remoteStatus is what the status bar of a remote chat shows: what
+// remote.Usage reads from the session's events (provider, model, context
+// use, cost in USD, the workers' keep-alive pings included:
+// docs/durable.md), seeded with the flags' provider and model.
 type remoteStatus struct {
-	mu                               sync.Mutex
-	provider, model, layout, session string
-	context                          int64
-	usage                            llm.Usage
+	remote.Usage
+	layout, session string
 }
 
-// observe takes one event of the session.
-func (s *remoteStatus) observe(e event.Event) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	switch {
-	case e.Kind == event.ProviderRequest: // the model asked for, as the in-process bar shows (a response may name a dated id)
-		if e.Provider != "" {
-			s.provider = e.Provider
-		}
-		if e.Model != "" {
-			s.model = e.Model
-		}
-	case e.Kind == event.ProviderResponse && e.Usage != nil:
-		s.usage = s.usage.Add(*e.Usage)
-		s.context = e.Usage.PromptTokens() + e.Usage.Output
-	case e.Kind == event.CacheKeepAlive && e.Usage != nil: // a worker's ping costs, as in process; the context is unchanged
-		s.usage = s.usage.Add(*e.Usage)
-	}
-}
-
-// info is tui.Model's status: the cost is known when the price table has
-// the model and no cache write's TTL is in doubt (a model whose 1-hour
-// writes cost more than its 5-minute ones, with writes the events do not
-// break down), as keepalive.Keeper.Cost prices a session's calls.
+// info is tui.Model's status.
 func (s *remoteStatus) info() tui.Info {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	in := tui.Info{Provider: s.provider, Model: s.model, Layout: s.layout, Session: s.session, Context: s.context,
-		Window: providers.ContextWindow(s.model)}
-	if p, ok := cachesim.Lookup(s.model); ok && (s.usage.CacheWrite == 0 || p.CacheWrite1h == 0 || p.CacheWrite1h == p.CacheWrite5m) {
-		u := s.usage
-		in.CostUSD = p.Cost(cachesim.Result{Input: u.Input, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite, CacheWrite5m: u.CacheWrite,
-			Output: u.Output, Prompt: u.PromptTokens()})
-		in.Priced = true
-	}
-	return in
+	r := s.Report()
+	return tui.Info{Provider: r.Provider, Model: r.Model, Layout: s.layout, Session: s.session,
+		Context: r.Context, Window: r.Window, CostUSD: r.CostUSD, Priced: r.Priced}
 }

@@ -426,8 +426,9 @@ func TestTemporalNoWorkerHint(t *testing.T) {
 	}
 }
 
-// TestTemporalACPLoadSession: 'strata acp --temporal' advertises and
-// serves session/load (it used to refuse it): a session whose workflow has
+// TestTemporalACPLoadSession: 'strata acp --temporal' sends the prompt's
+// usage_update, and advertises and serves session/load (it used to refuse
+// it): a session whose workflow has
 // ended is continued from the workers' store in a new workflow run, its
 // conversation replayed to the client as updates first, and its next prompt
 // carries the earlier turns to the model; an id the store lacks is refused
@@ -437,7 +438,7 @@ func TestTemporalACPLoadSession(t *testing.T) {
 		if strings.Contains(body, "second question") {
 			return replay.Reply{Blocks: []llm.Block{llm.TextBlock("second answer")}}
 		}
-		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("first answer")}}
+		return replay.Reply{Blocks: []llm.Block{llm.TextBlock("first answer")}, Usage: llm.Usage{Input: 1000, Output: 20}}
 	})
 	r.startWorkers(t, 1)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // a hang guard
@@ -450,6 +451,20 @@ func TestTemporalACPLoadSession(t *testing.T) {
 	}
 	if _, err := conn.Prompt(ctx, sdk.PromptRequest{SessionId: s.SessionId, Prompt: []sdk.ContentBlock{sdk.TextBlock("first question")}}); err != nil {
 		t.Fatal(err)
+	}
+	// The prompt's usage_update, read from the workflow's events (none was
+	// sent over Temporal before): the context the conversation holds, the
+	// model's window, the cost.
+	first.mu.Lock()
+	var usage *sdk.SessionUsageUpdate
+	for _, u := range first.updates {
+		if u.UsageUpdate != nil {
+			usage = u.UsageUpdate
+		}
+	}
+	first.mu.Unlock()
+	if usage == nil || usage.Used != 1020 || usage.Size <= 0 || usage.Cost == nil || usage.Cost.Amount <= 0 {
+		t.Errorf("usage_update %+v; want 1,020 tokens used of a known window, priced", usage)
 	}
 	if err := conn.Cancel(ctx, sdk.CancelNotification{SessionId: s.SessionId}); err != nil {
 		t.Fatal(err)
