@@ -145,6 +145,15 @@ type Config struct {
 	// MaxSessionTokens caps the conversation's total tokens (llm.Usage.Total summed
 	// over every model call); 0 = no cap. It is checked before each turn.
 	MaxSessionTokens int64
+	// MaxCallsPerResponse and MaxSubAgentsPerResponse cap the tool calls,
+	// and the use_subagent calls among them, of one model response that
+	// run, counted in call order (0 = no cap): a call over a cap that the
+	// agent's tools, Denied and Authority let through gets an is_error
+	// tool_result naming the limit, and nobody is asked about it
+	// (docs/security.md, "Limits you can set"). The engine decides it from
+	// the response alone, so a driver running the calls on many machines
+	// (package durable) caps them exactly.
+	MaxCallsPerResponse, MaxSubAgentsPerResponse int
 	// Bus receives the loop's events; nil means events are discarded.
 	Bus *event.Bus
 

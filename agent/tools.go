@@ -95,7 +95,13 @@ func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	}
 	if e.cfg.Authority != nil {
 		by, reason = e.cfg.Authority(call)
+		if over := e.overCap(s); reason == "" && over != "" {
+			return "", over, false
+		}
 		return by, reason, false
+	}
+	if over := e.overCap(s); over != "" {
+		return "", over, false // before the mode: nobody is asked about a call that will not run
 	}
 	mode := func(answer string) {
 		e.emit(event.Event{Kind: event.ToolCallModeInvoked, CorrelationID: s.Run.CorrelationID, Turn: ptr(s.Run.Turn), ToolCall: &call, Text: string(e.cfg.Mode) + ": " + answer})
@@ -119,6 +125,32 @@ func (e *Engine) gate(s *State, call llm.Block) (by, reason string, ask bool) {
 	}
 	mode("ask the approver")
 	return "", "", true
+}
+
+// overCap is why the call being authorized does not run when it is over
+// Config.MaxCallsPerResponse or MaxSubAgentsPerResponse ("" when it may):
+// its position among the response's calls, and among its use_subagent
+// calls, in call order.
+func (e *Engine) overCap(s *State) string {
+	r := s.Run
+	i := r.Next
+	if n := e.cfg.MaxCallsPerResponse; n > 0 && i+1 > n {
+		return fmt.Sprintf("tool call not run: this response has more than %d tool calls, the limit per response "+
+			"(Options.MaxToolCallsPerResponse, config key toolCallsPerResponse); make the remaining calls in your next response", n)
+	}
+	if n := e.cfg.MaxSubAgentsPerResponse; n > 0 && r.Calls[i].Name == SubAgentToolName {
+		subs := 0
+		for _, c := range r.Calls[:i+1] {
+			if c.Name == SubAgentToolName {
+				subs++
+			}
+		}
+		if subs > n {
+			return fmt.Sprintf("sub-agent not started: this response has more than %d use_subagent calls, the limit per response "+
+				"(Options.MaxSubAgentsPerResponse, config key subAgentsPerResponse); start the others in your next response", n)
+		}
+	}
+	return ""
 }
 
 // personOnly reports whether call needs a person's approval of its own

@@ -197,10 +197,15 @@ type Blueprint struct {
 	Tools      []ToolBlueprint `json:"tools"`
 	AllowedAll bool            `json:"allowed_all"`
 	// MaxTurns, MaxSessionTokens, Mode and ContextWindow are the Config's.
-	MaxTurns         int        `json:"max_turns"`
-	MaxSessionTokens int64      `json:"max_session_tokens"`
-	Mode             agent.Mode `json:"mode"`
-	ContextWindow    int        `json:"context_window"`
+	MaxTurns         int   `json:"max_turns"`
+	MaxSessionTokens int64 `json:"max_session_tokens"`
+	// MaxCallsPerResponse and MaxSubAgentsPerResponse are the Config's
+	// per-response caps, enforced in the workflow from the response alone
+	// (so exact whichever workers run the calls).
+	MaxCallsPerResponse     int        `json:"max_calls_per_response,omitempty"`
+	MaxSubAgentsPerResponse int        `json:"max_sub_agents_per_response,omitempty"`
+	Mode                    agent.Mode `json:"mode"`
+	ContextWindow           int        `json:"context_window"`
 	// Compaction is the compaction policy's thresholds when the workspace
 	// has one the workflow can run (any but one with its own token
 	// counter); nil = none. Summarize says its tl;drs are written
@@ -263,7 +268,8 @@ func blueprint(id string, cfg agent.Config, st agent.State) Blueprint {
 	pc.Counter = nil
 	b := Blueprint{SessionID: id, Provider: cfg.Provider.Name(), API: cfg.Provider.API(), Model: cfg.Model, Params: cfg.Params,
 		Context: pc, Layout: cfg.Layout.Name(), AllowedAll: cfg.AllowedTool == nil, MaxTurns: cfg.MaxTurns,
-		MaxSessionTokens: cfg.MaxSessionTokens, Mode: cfg.Mode, ContextWindow: cfg.ContextWindow, State: st}
+		MaxSessionTokens: cfg.MaxSessionTokens, Mode: cfg.Mode, ContextWindow: cfg.ContextWindow, State: st,
+		MaxCallsPerResponse: cfg.MaxCallsPerResponse, MaxSubAgentsPerResponse: cfg.MaxSubAgentsPerResponse}
 	for _, sp := range cfg.Tools.Specs() {
 		b.Tools = append(b.Tools, ToolBlueprint{Spec: sp, Traits: cfg.Tools.Traits(sp.Name),
 			Allowed: cfg.AllowedTool == nil || cfg.AllowedTool(sp.Name)})

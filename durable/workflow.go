@@ -201,6 +201,7 @@ func (r *driver) build(ctx workflow.Context) error {
 	cfg := agent.Config{
 		Provider: stubProvider{name: bp.Provider, api: bp.API}, Layout: layout, Tools: r.reg,
 		Model: bp.Model, Params: bp.Params, Context: bp.Context, MaxTurns: bp.MaxTurns, MaxSessionTokens: bp.MaxSessionTokens,
+		MaxCallsPerResponse: bp.MaxCallsPerResponse, MaxSubAgentsPerResponse: bp.MaxSubAgentsPerResponse,
 		Mode: bp.Mode, ContextWindow: bp.ContextWindow, Bus: bus, Compaction: bp.Compaction.policy(),
 		Now: func() time.Time { return workflow.Now(ctx) },
 		NewID: func() string {

@@ -2,7 +2,6 @@ package wsrt
 
 import (
 	"github.com/strata-agent/strata/agent"
-	"github.com/strata-agent/strata/internal/permission"
 )
 
 // The defaults of the limits Options sets (strata.DefaultMaxSubAgentDepth
@@ -33,9 +32,9 @@ func (o Options) maxSubAgentDepth() int {
 	return limit(o.MaxSubAgentDepth, DefaultMaxSubAgentDepth)
 }
 
-// limitResponses installs the per-response caps of o on cfg
-// (permission.CapResponses).
+// limitResponses sets the per-response caps of o on cfg (a negative
+// Options value: no cap, the Config's 0).
 func limitResponses(cfg *agent.Config, o Options) {
-	permission.CapResponses(cfg, limit(o.MaxToolCallsPerResponse, DefaultMaxToolCallsPerResponse),
-		limit(o.MaxSubAgentsPerResponse, DefaultMaxSubAgentsPerResponse))
+	cfg.MaxCallsPerResponse = max(limit(o.MaxToolCallsPerResponse, DefaultMaxToolCallsPerResponse), 0)
+	cfg.MaxSubAgentsPerResponse = max(limit(o.MaxSubAgentsPerResponse, DefaultMaxSubAgentsPerResponse), 0)
 }
