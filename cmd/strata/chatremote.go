@@ -39,10 +39,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 	if interactive {
 		rs.steer = lines
 	}
-	mode := "the workers' --approve"
-	if t.changed != nil && t.changed("approve") {
-		mode = f.approve
-	}
+	cmds := newRemoteCommands(rs, f, t)
 	var total agent.Result
 	var chatErr error
 	for chatErr == nil {
@@ -53,24 +50,7 @@ func remoteChat(ctx context.Context, f runFlags, t temporalFlags, in io.Reader, 
 		if !ok || text == "/exit" {
 			break
 		}
-		switch arg, isSteer := strings.CutPrefix(text, "/steer "); {
-		case text == "":
-			continue
-		case text == "/help":
-			fmt.Fprintln(msg, remoteChatHelp)
-			continue
-		case text == "/mode" || strings.HasPrefix(text, "/mode "):
-			mode = remoteMode(ctx, rs, msg, mode, strings.TrimSpace(strings.TrimPrefix(text, "/mode")))
-			continue
-		case isSteer:
-			if err := rs.dc.Steer(ctx, rs.ID, strings.TrimSpace(arg)); err != nil {
-				fmt.Fprintf(msg, "strata: steering: %v\n", err)
-			} else {
-				fmt.Fprintln(msg, "steering: queued for the next model call")
-			}
-			continue
-		case strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//"):
-			fmt.Fprintf(msg, "unknown command %s in chat --temporal (/help lists them)\n", text)
+		if text == "" || cmds.run(ctx, msg, text) {
 			continue
 		}
 		res, err := rs.prompt(ctx, text)
@@ -133,6 +113,45 @@ func (l lineApprover) Approve(ctx context.Context, r agent.ApprovalRequest) (age
 		}
 		fmt.Fprintf(l.msg, "answer y, a, n or N\n")
 	}
+}
+
+// remoteCommands are the slash commands of chat --temporal
+// (remoteChatHelp but /exit), in line mode and on the full screen alike.
+type remoteCommands struct {
+	rs   *remoteSession
+	mode string // the approval mode /mode shows
+}
+
+// newRemoteCommands returns rs's commands; /mode shows f's --approve when
+// it was given, else says the workers' applies.
+func newRemoteCommands(rs *remoteSession, f runFlags, t temporalFlags) *remoteCommands {
+	c := &remoteCommands{rs: rs, mode: "the workers' --approve"}
+	if t.changed != nil && t.changed("approve") {
+		c.mode = f.approve
+	}
+	return c
+}
+
+// run carries out text when it is a command, its answer written to w, and
+// reports whether it was one ("//…" is a prompt starting with "/").
+func (c *remoteCommands) run(ctx context.Context, w io.Writer, text string) bool {
+	switch arg, isSteer := strings.CutPrefix(text, "/steer "); {
+	case text == "/help":
+		fmt.Fprintln(w, remoteChatHelp)
+	case text == "/mode" || strings.HasPrefix(text, "/mode "):
+		c.mode = remoteMode(ctx, c.rs, w, c.mode, strings.TrimSpace(strings.TrimPrefix(text, "/mode")))
+	case isSteer:
+		if err := c.rs.dc.Steer(ctx, c.rs.ID, strings.TrimSpace(arg)); err != nil {
+			fmt.Fprintf(w, "strata: steering: %v\n", err)
+		} else {
+			fmt.Fprintln(w, "steering: queued for the next model call")
+		}
+	case strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//"):
+		fmt.Fprintf(w, "unknown command %s in chat --temporal (/help lists them)\n", text)
+	default:
+		return false
+	}
+	return true
 }
 
 // remoteMode is /mode in chat --temporal: without arg it says the mode

@@ -37,24 +37,11 @@ func remoteChatScreen(ctx context.Context, f runFlags, t temporalFlags) error {
 		send.send(tui.EventMsg{Event: e})
 	}
 	rs.Approver = tui.Approver{Send: send.send}
-	mode := "the workers' --approve"
-	if t.changed != nil && t.changed("approve") {
-		mode = f.approve
-	}
+	cmds := newRemoteCommands(rs, f, t)
 	run := func(ctx context.Context, text string) (*agent.Result, error) {
 		var b strings.Builder
-		switch text = strings.TrimSpace(text); {
-		case text == "/help":
-			say(remoteChatHelp)
-			return &agent.Result{}, nil
-		case text == "/mode" || strings.HasPrefix(text, "/mode "):
-			mode = remoteMode(ctx, rs, &b, mode, strings.TrimSpace(strings.TrimPrefix(text, "/mode")))
+		if cmds.run(ctx, &b, strings.TrimSpace(text)) {
 			say(strings.TrimRight(b.String(), "\n"))
-			return &agent.Result{}, nil
-		case strings.HasPrefix(text, "/steer "):
-			return &agent.Result{}, rs.dc.Steer(ctx, rs.ID, strings.TrimSpace(strings.TrimPrefix(text, "/steer ")))
-		case strings.HasPrefix(text, "/") && !strings.HasPrefix(text, "//"):
-			say(fmt.Sprintf("unknown command %s in chat --temporal (/help lists them)", text))
 			return &agent.Result{}, nil
 		}
 		return rs.prompt(ctx, text)
