@@ -190,15 +190,7 @@ func (s *remoteServer) LoadSession(ctx context.Context, p sdk.LoadSessionRequest
 }
 
 // get returns the session id names.
-func (s *remoteServer) get(id sdk.SessionId) (*remoteSess, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.sessions[string(id)]
-	if !ok {
-		return nil, sdk.NewInvalidParams(map[string]any{"sessionId": string(id), "error": "unknown session: call session/new first"})
-	}
-	return x, nil
-}
+func (s *remoteServer) get(id sdk.SessionId) (*remoteSess, error) { return lookup(&s.mu, s.sessions, id) }
 
 // Prompt implements acp.Agent: one prompt of the remote session; a prompt
 // sent while another runs steers it and returns with its stop reason.

@@ -289,12 +289,16 @@ func (s *server) open(ctx context.Context, id, cwd string, servers []config.Name
 	return x, nil
 }
 
-func (s *server) get(id sdk.SessionId) (*sess, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	x, ok := s.sessions[string(id)]
+func (s *server) get(id sdk.SessionId) (*sess, error) { return lookup(&s.mu, s.sessions, id) }
+
+// lookup returns the session id names in sessions (guarded by mu), or the
+// invalid-params error a client gets for a session it never opened.
+func lookup[T any](mu *sync.Mutex, sessions map[string]T, id sdk.SessionId) (T, error) {
+	mu.Lock()
+	defer mu.Unlock()
+	x, ok := sessions[string(id)]
 	if !ok {
-		return nil, sdk.NewInvalidParams(map[string]any{"sessionId": string(id), "error": "unknown session: call session/new or session/load first"})
+		return x, sdk.NewInvalidParams(map[string]any{"sessionId": string(id), "error": "unknown session: call session/new or session/load first"})
 	}
 	return x, nil
 }
