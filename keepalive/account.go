@@ -62,6 +62,20 @@ func oneHourWrites(p cachesim.Price, bps []llm.Breakpoint, writes int64) (w1h in
 	return 0, false
 }
 
+// PriceUnknownTTL prices u, usage whose cache writes' TTL is not known
+// (the rest of a session's calls; a remote session's, read from its
+// events), in USD at model's price in the cachesim table. ok is false —
+// no number rather than a wrong one — when the table has no price for
+// model, or u has cache writes and model's 1-hour writes cost more than
+// its 5-minute ones.
+func PriceUnknownTTL(model string, u llm.Usage) (usd float64, ok bool) {
+	p, ok := cachesim.Lookup(model)
+	if !ok || (u.CacheWrite > 0 && p.CacheWrite1h != 0 && p.CacheWrite1h != p.CacheWrite5m) {
+		return 0, false
+	}
+	return p.Cost(costResult(u, 0)), true
+}
+
 // costResult is u as a cachesim result with w1h of its writes at the
 // 1-hour TTL.
 func costResult(u llm.Usage, w1h int64) cachesim.Result {
@@ -112,13 +126,12 @@ func (k *Keeper) Cost(total llm.Usage) Cost {
 	}
 	usd := a.costUSD
 	if rest != (llm.Usage{}) {
-		// The rest's breakpoints are unknown: its writes are priced only
-		// when their TTL does not matter.
-		p, ok := cachesim.Lookup(model)
-		if !ok || (rest.CacheWrite > 0 && p.CacheWrite1h != 0 && p.CacheWrite1h != p.CacheWrite5m) {
+		// The rest's breakpoints are unknown.
+		r, ok := PriceUnknownTTL(model, rest)
+		if !ok {
 			return c
 		}
-		usd += p.Cost(costResult(rest, 0))
+		usd += r
 	}
 	c.USD, c.Priced = usd, true
 	return c

@@ -3,9 +3,9 @@ package remote
 import (
 	"sync"
 
-	"github.com/strata-agent/strata/cachesim"
 	"github.com/strata-agent/strata/event"
 	"github.com/strata-agent/strata/internal/providers"
+	"github.com/strata-agent/strata/keepalive"
 	"github.com/strata-agent/strata/llm"
 )
 
@@ -62,20 +62,13 @@ func (u *Usage) Observe(e event.Event) {
 	}
 }
 
-// Report returns what u has seen. The cost is priced from the cachesim
-// table when it has the model and no cache write's TTL is in doubt (the
-// events do not split writes by TTL: a model whose 1-hour writes cost more
-// than its 5-minute ones, with writes, is unpriced), as
-// keepalive.Keeper.Cost prices a session's calls.
+// Report returns what u has seen, priced by keepalive.PriceUnknownTTL
+// (the events do not split cache writes by TTL), as keepalive.Keeper.Cost
+// prices the calls whose breakpoints it did not see.
 func (u *Usage) Report() Report {
 	u.mu.Lock()
 	defer u.mu.Unlock()
 	r := Report{Provider: u.provider, Model: u.model, Context: u.context, Window: providers.ContextWindow(u.model), Usage: u.usage}
-	if p, ok := cachesim.Lookup(u.model); ok && (u.usage.CacheWrite == 0 || p.CacheWrite1h == 0 || p.CacheWrite1h == p.CacheWrite5m) {
-		x := u.usage
-		r.CostUSD = p.Cost(cachesim.Result{Input: x.Input, CacheRead: x.CacheRead, CacheWrite: x.CacheWrite, CacheWrite5m: x.CacheWrite,
-			Output: x.Output, Prompt: x.PromptTokens()})
-		r.Priced = true
-	}
+	r.CostUSD, r.Priced = keepalive.PriceUnknownTTL(u.model, u.usage)
 	return r
 }
